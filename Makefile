@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+#   make          build xiw.ko (W=1), the provider and the selftests
+#   make install  install them into this machine (root)
+#   make check    set-up, build, lint, host tests, VM selftests
+#   make run      set-up, build, boot a VM and show xiw0 at work
+#
+# KDIR (kernel build tree) and KREL (its release) can be overridden; by
+# default they are the newest installed Debian kernel with headers.
+
+KREL ?= $(shell scripts/kernel-release.sh)
+KDIR ?= /lib/modules/$(KREL)/build
+BUILD := $(CURDIR)/build
+# Unpacked kernel source parts (kselftest harness, checkpatch), see setup.sh.
+KSRC ?= /var/cache/xiw/linux-source-$(shell dpkg-query -W -f='$${Version}' linux-source-6.1 2>/dev/null)
+
+XIW_KO := drivers/infiniband/sw/xiw/xiw.ko
+DRIVER_SRCS := $(wildcard drivers/infiniband/sw/xiw/*.[ch]) include/uapi/rdma/xiw-abi.h
+
+SELFTESTS := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(wildcard selftests/xiw_*.c))
+SELFTEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-I$(KSRC)/tools/testing/selftests -Iinclude/uapi
+SELFTEST_LIBS := -libverbs -lpthread
+
+.PHONY: all module provider selftests install check run clean setup
+
+all: module provider selftests
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+provider:
+	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD)/userspace -j2
+
+selftests: $(SELFTESTS)
+
+$(BUILD)/selftests/%: selftests/%.c selftests/xiw_util.h include/uapi/rdma/xiw-abi.h
+	@test -e $(KSRC)/tools/testing/selftests/kselftest_harness.h || \
+		{ echo "kselftest harness missing: run scripts/setup.sh (make check does)"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(CC) $(SELFTEST_CFLAGS) -o $@ $< $(SELFTEST_LIBS)
+
+install: all
+	scripts/install.sh $(KREL)
+
+setup:
+	scripts/setup.sh >/dev/null
+
+check:
+	scripts/check.sh
+
+run:
+	scripts/run.sh
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(BUILD)

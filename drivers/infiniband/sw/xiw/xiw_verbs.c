@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Device, port and context verbs, and the ib_device_ops table.
+ */
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/iw_cm.h>
+#include <rdma/xiw-abi.h>
+
+#include "xiw.h"
+
+/*
+ * The port state is derived from the netdev at every query rather than
+ * cached: an administratively down or carrier-less netdev is a down port.
+ */
+enum ib_port_state xiw_port_state(const struct xiw_device *xdev)
+{
+	if (netif_running(xdev->netdev) && netif_carrier_ok(xdev->netdev))
+		return IB_PORT_ACTIVE;
+	return IB_PORT_DOWN;
+}
+
+static int xiw_query_device(struct ib_device *ibdev,
+			    struct ib_device_attr *attr,
+			    struct ib_udata *udata)
+{
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = XIW_MAX_MR_SIZE;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->max_qp = XIW_MAX_QP;
+	attr->max_qp_wr = XIW_MAX_QP_WR;
+	attr->max_send_sge = XIW_MAX_SGE;
+	attr->max_recv_sge = XIW_MAX_SGE;
+	attr->max_sge_rd = XIW_MAX_SGE_RD;
+	attr->max_cq = XIW_MAX_CQ;
+	attr->max_cqe = XIW_MAX_CQE;
+	attr->max_mr = XIW_MAX_MR;
+	attr->max_pd = XIW_MAX_PD;
+	attr->max_qp_rd_atom = XIW_MAX_IRD;
+	attr->max_qp_init_rd_atom = XIW_MAX_ORD;
+	attr->max_res_rd_atom = XIW_MAX_QP * XIW_MAX_IRD;
+	attr->max_srq = XIW_MAX_SRQ;
+	attr->max_srq_wr = XIW_MAX_SRQ_WR;
+	attr->max_srq_sge = XIW_MAX_SGE;
+	attr->max_fast_reg_page_list_len = XIW_MAX_FRMR_PAGES;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->masked_atomic_cap = IB_ATOMIC_NONE;
+	return 0;
+}
+
+static int xiw_query_port(struct ib_device *ibdev, u32 port,
+			  struct ib_port_attr *attr)
+{
+	struct xiw_device *xdev = to_xdev(ibdev);
+	struct net_device *ndev = xdev->netdev;
+	int rv;
+
+	/* The core zeroes *attr before calling. */
+	rv = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			      &attr->active_width);
+	attr->state = xiw_port_state(xdev);
+	if (!netif_running(ndev))
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	else if (!netif_carrier_ok(ndev))
+		attr->phys_state = IB_PORT_PHYS_STATE_POLLING;
+	else
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	/* max_mtu 0 means the netdev sets no upper bound (dummy, veth). */
+	attr->max_mtu = ndev->max_mtu ? ib_mtu_int_to_enum(ndev->max_mtu) :
+					IB_MTU_4096;
+	attr->active_mtu = ib_mtu_int_to_enum(READ_ONCE(ndev->mtu));
+	attr->gid_tbl_len = 1;
+	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
+	/* A DDP message offset is 32 bits wide (RFC 5041 section 5). */
+	attr->max_msg_sz = U32_MAX;
+	attr->pkey_tbl_len = 1;
+	return rv;
+}
+
+static int xiw_get_port_immutable(struct ib_device *ibdev, u32 port,
+				  struct ib_port_immutable *immutable)
+{
+	immutable->gid_tbl_len = 1;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IWARP;
+	return 0;
+}
+
+/*
+ * iWARP has no GID routing; the core and rdma_cm use GID 0 only as the
+ * port's identity, which is its Ethernet address.
+ */
+static int xiw_query_gid(struct ib_device *ibdev, u32 port, int index,
+			 union ib_gid *gid)
+{
+	struct net_device *ndev = to_xdev(ibdev)->netdev;
+
+	if (index != 0)
+		return -EINVAL;
+	memset(gid, 0, sizeof(*gid));
+	ether_addr_copy(gid->raw, ndev->dev_addr);
+	return 0;
+}
+
+static int xiw_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	struct xiw_alloc_ucontext_resp resp = {
+		.abi_version = XIW_ABI_VERSION,
+	};
+
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+static void xiw_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static int xiw_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct xiw_device *xdev = to_xdev(ibpd->device);
+
+	if (atomic_inc_return(&xdev->num_pd) > XIW_MAX_PD) {
+		atomic_dec(&xdev->num_pd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int xiw_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	atomic_dec(&to_xdev(ibpd->device)->num_pd);
+	return 0;
+}
+
+static ssize_t xiw_abi_version_show(struct device *device,
+				    struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", XIW_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(xiw_abi_version);
+
+static struct attribute *xiw_dev_attrs[] = {
+	&dev_attr_xiw_abi_version.attr,
+	NULL,
+};
+
+static const struct attribute_group xiw_dev_attr_group = {
+	.attrs = xiw_dev_attrs,
+};
+
+const struct ib_device_ops xiw_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = XIW_ABI_VERSION,
+	.device_group = &xiw_dev_attr_group,
+
+	.alloc_pd = xiw_alloc_pd,
+	.alloc_ucontext = xiw_alloc_ucontext,
+	.dealloc_driver = xiw_dealloc_driver,
+	.dealloc_pd = xiw_dealloc_pd,
+	.dealloc_ucontext = xiw_dealloc_ucontext,
+	.get_port_immutable = xiw_get_port_immutable,
+	.query_device = xiw_query_device,
+	.query_gid = xiw_query_gid,
+	.query_port = xiw_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, xiw_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, xiw_ucontext, ibuc),
+};

@@ -1,0 +1,23 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# Print the release of the newest installed Debian kernel that has both a
+# bootable image and headers to build against. KREL in the environment wins.
+set -eu
+if [ -n "${KREL:-}" ]; then
+	echo "$KREL"
+	exit 0
+fi
+best=
+for d in /lib/modules/*/; do
+	r=$(basename "$d")
+	[ -e "/boot/vmlinuz-$r" ] && [ -e "/lib/modules/$r/build/Makefile" ] || continue
+	best="$best$r
+"
+done
+best=$(printf '%s' "$best" | sort -V | tail -n 1)
+if [ -z "$best" ]; then
+	echo "kernel-release: no kernel with image and headers installed;" \
+	     "run scripts/setup.sh (make check does)" >&2
+	exit 1
+fi
+echo "$best"

@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Install everything xiw's build, lint and tests need on Debian 12, and
+# unpack the parts of the kernel source tree we use. Idempotent: a second
+# run only checks, which takes a few seconds. Needs root (apt-get).
+#
+# Prints the cache directory holding the unpacked kernel source on its
+# last line of stdout, for the Makefile.
+set -euo pipefail
+
+PACKAGES=(
+	build-essential g++ cmake pkg-config make perl xz-utils
+	linux-image-amd64 linux-headers-amd64 linux-source-6.1
+	qemu-system-x86 busybox-static cpio kmod iproute2
+	rdma-core ibverbs-providers libibverbs-dev librdmacm-dev
+	ibverbs-utils rdmacm-utils perftest qperf iperf3
+	sparse clang-tidy libgtest-dev googletest
+)
+
+# Kernel source files we take at build time: the kselftest harness,
+# checkpatch with its data files, and siw (test peer in later work).
+SRC_PATHS=(
+	tools/testing/selftests/kselftest_harness.h
+	tools/testing/selftests/kselftest.h
+	scripts/checkpatch.pl
+	scripts/spelling.txt
+	scripts/const_structs.checkpatch
+	drivers/infiniband/sw/siw
+)
+
+log() { echo "setup: $*" >&2; }
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$st" = "install ok installed" ] || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		log "missing packages: ${missing[*]}; run this as root"
+		exit 1
+	fi
+	log "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	# The VM boots the kernel with its own tiny initramfs; skip Debian's.
+	export INITRD=No
+	apt-get update -q >&2
+	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+KREL=$("$(dirname "$0")/kernel-release.sh")
+log "kernel release $KREL"
+
+srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+cache=/var/cache/xiw/linux-source-$srcver
+if [ ! -e "$cache/.complete" ]; then
+	log "unpacking kernel source parts into $cache"
+	rm -rf "$cache"
+	mkdir -p "$cache"
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$cache" \
+		--strip-components=1 \
+		"${SRC_PATHS[@]/#/linux-source-6.1/}" >&2
+	touch "$cache/.complete"
+fi
+echo "$cache"

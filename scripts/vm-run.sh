@@ -1,0 +1,114 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Boot the installed Debian kernel under QEMU with this machine's root file
+# system (read-only over 9p, an overlay in guest RAM on top so the guest can
+# install modules and providers), run one command as root inside, and
+# return its exit status.
+#
+#   scripts/vm-run.sh [-n NAME] [-t SECONDS] [-m MEM] -- COMMAND [ARG...]
+#
+# The command runs with the repository as working directory. Its exit
+# status travels out of band: the guest writes it to a shared directory,
+# the console is only kept as a log. Everything lands in build/vm/NAME/:
+#   console.log  the serial console        dmesg.txt   the guest's dmesg
+#   output.log   the command's output      rc          its exit status
+#
+# Exit status: the command's own, unless the run itself failed:
+#   124 whole-run timeout, 125 the guest died before reporting (panic,
+#   including panic_on_warn), 126 a kernel warning found in the logs.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+name=run
+timeout_s=${XIW_VM_TIMEOUT:-900}
+mem=${XIW_VM_MEM:-2G}
+while getopts "n:t:m:" opt; do
+	case $opt in
+	n) name=$OPTARG ;;
+	t) timeout_s=$OPTARG ;;
+	m) mem=$OPTARG ;;
+	*) echo "usage: $0 [-n NAME] [-t SECONDS] [-m MEM] -- COMMAND..." >&2
+	   exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || { echo "vm-run: no command given" >&2; exit 2; }
+
+krel=$("$here/kernel-release.sh")
+vmdir=$repo/build/vm
+out=$vmdir/$name
+initrd=$vmdir/initramfs-$krel.cpio.gz
+
+# Modules the initramfs needs to reach the 9p root and build the overlay,
+# in dependency order (insmod does not resolve dependencies).
+INITRD_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev
+virtio_pci netfs fscache 9pnet 9pnet_virtio 9p overlay"
+
+build_initrd() {
+	local tmp m f
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp/bin" "$tmp/mod" "$tmp/proc" "$tmp/sys" "$tmp/dev" \
+		"$tmp/lower" "$tmp/rw" "$tmp/newroot"
+	cp /bin/busybox "$tmp/bin/busybox"
+	ln -s busybox "$tmp/bin/sh"
+	for m in $INITRD_MODULES; do
+		f=$(modinfo -k "$krel" -n "$m")
+		case $f in
+		*.ko) cp "$f" "$tmp/mod/$m.ko" ;;
+		*.ko.xz) xz -dc "$f" > "$tmp/mod/$m.ko" ;;
+		*) echo "vm-run: module $m not found for $krel" >&2; exit 1 ;;
+		esac
+		echo "$m" >> "$tmp/mod/order"
+	done
+	cp "$here/vm-initramfs-init" "$tmp/init"
+	chmod +x "$tmp/init"
+	mkdir -p "$vmdir"
+	(cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) > "$initrd.tmp"
+	mv "$initrd.tmp" "$initrd"
+	rm -rf "$tmp"
+}
+
+if [ ! -e "$initrd" ] || [ "$here/vm-initramfs-init" -nt "$initrd" ] ||
+   [ "$0" -nt "$initrd" ]; then
+	build_initrd
+fi
+
+rm -rf "$out"
+mkdir -p "$out"
+cp "$here/vm-guest.sh" "$out/guest.sh"
+printf '%s\n' "$repo" > "$out/cwd"
+printf '%q ' "$@" > "$out/cmd"
+
+qemu_rc=0
+timeout -k 10 "$timeout_s" qemu-system-x86_64 \
+	-accel "${XIW_VM_ACCEL:-tcg}" -machine q35 -cpu max -smp 2 -m "$mem" \
+	-nodefaults -no-user-config -display none -monitor none -no-reboot \
+	-serial "file:$out/console.log" \
+	-kernel "/boot/vmlinuz-$krel" -initrd "$initrd" \
+	-append "console=ttyS0 loglevel=4 panic=-1 panic_on_warn=1 oops=panic softlockup_panic=1 hung_task_panic=1 printk.devkmsg=on" \
+	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
+	-virtfs "local,path=$out,mount_tag=xiwout,security_model=none,multidevs=remap" \
+	-nic none > "$out/qemu.log" 2>&1 || qemu_rc=$?
+
+# Anything here means the kernel is unhealthy, whatever the command said.
+BAD='WARNING:|BUG:|Oops|general protection|refcount_t|list_del corruption|list_add corruption|INFO: task .* blocked|Kernel panic|UBSAN|KASAN|rcu: .*stall|unregister_netdevice: waiting for'
+bad=$(grep -h -E "$BAD" "$out/console.log" "$out/dmesg.txt" 2>/dev/null | head -20 || true)
+
+if [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
+	echo "vm-run: $name: timed out after ${timeout_s}s (logs in $out)" >&2
+	tail -n 30 "$out/console.log" >&2 || true
+	exit 124
+fi
+if [ ! -s "$out/rc" ]; then
+	echo "vm-run: $name: guest died without reporting (qemu rc $qemu_rc; logs in $out)" >&2
+	tail -n 40 "$out/console.log" >&2 || true
+	exit 125
+fi
+if [ -n "$bad" ]; then
+	echo "vm-run: $name: kernel warnings in the logs ($out):" >&2
+	echo "$bad" >&2
+	exit 126
+fi
+exit "$(cat "$out/rc")"
