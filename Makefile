@@ -19,7 +19,7 @@ DRIVER_SRCS := $(wildcard drivers/infiniband/sw/xiw/*.[ch]) include/uapi/rdma/xi
 
 SELFTESTS := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(wildcard selftests/xiw_*.c))
 SELFTEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
-	-I$(KSRC)/tools/testing/selftests -Iinclude/uapi
+	-isystem $(KSRC)/tools/testing/selftests -Iinclude/uapi
 SELFTEST_LIBS := -libverbs -lpthread
 
 .PHONY: all module provider selftests install check run clean setup

@@ -39,7 +39,10 @@ static struct xiw_device *xiw_find(const struct net_device *ndev)
 	return NULL;
 }
 
-/* Called by the core as the last step of unregistration. */
+/*
+ * Called by the core as the last step of unregistration, and by
+ * ib_dealloc_device() when registration failed.
+ */
 void xiw_dealloc_driver(struct ib_device *ibdev)
 {
 	struct xiw_device *xdev = to_xdev(ibdev);
@@ -139,12 +142,6 @@ static struct xiw_device *xiw_alloc(struct net_device *ndev)
 	return xdev;
 }
 
-static void xiw_free_unregistered(struct xiw_device *xdev)
-{
-	netdev_put(xdev->netdev, &xdev->netdev_tracker);
-	ib_dealloc_device(&xdev->ibdev);
-}
-
 /*
  * Publish a registered device, unless its netdev started to unregister
  * while we registered: its NETDEV_UNREGISTER event has then passed
@@ -206,7 +203,8 @@ static int xiw_newlink(const char *name, struct net_device *ndev)
 	goto out;
 
 err_free:
-	xiw_free_unregistered(xdev);
+	/* Calls dealloc_driver, which drops the netdev reference. */
+	ib_dealloc_device(&xdev->ibdev);
 out:
 	mutex_unlock(&xiw_link_mutex);
 	return rv;

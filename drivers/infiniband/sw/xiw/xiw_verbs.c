@@ -3,6 +3,8 @@
  * Device, port and context verbs, and the ib_device_ops table.
  */
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/rtnetlink.h>
 #include <linux/module.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iw_cm.h>
@@ -29,6 +31,7 @@ static int xiw_query_device(struct ib_device *ibdev,
 		return -EINVAL;
 
 	memset(attr, 0, sizeof(*attr));
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->max_mr_size = XIW_MAX_MR_SIZE;
 	attr->page_size_cap = PAGE_SIZE;
@@ -53,16 +56,54 @@ static int xiw_query_device(struct ib_device *ibdev,
 	return 0;
 }
 
+/*
+ * Express the netdev's link speed as an IB speed and width whose product
+ * is the nearest rate not above it. Virtual netdevs (dummy, veth, virtio)
+ * report no speed; they are shown as 10 Gb/s rather than logging about it
+ * at every query as ib_get_eth_speed() does.
+ */
+static void xiw_port_speed(struct net_device *ndev, struct ib_port_attr *attr)
+{
+	static const struct {
+		u32 mbps;
+		u16 speed;
+		u8 width;
+	} rates[] = {
+		{ 400000, IB_SPEED_NDR, IB_WIDTH_4X },
+		{ 200000, IB_SPEED_HDR, IB_WIDTH_4X },
+		{ 100000, IB_SPEED_EDR, IB_WIDTH_4X },
+		{ 50000, IB_SPEED_HDR, IB_WIDTH_1X },
+		{ 40000, IB_SPEED_FDR10, IB_WIDTH_4X },
+		{ 25000, IB_SPEED_EDR, IB_WIDTH_1X },
+		{ 20000, IB_SPEED_DDR, IB_WIDTH_4X },
+		{ 10000, IB_SPEED_FDR10, IB_WIDTH_1X },
+		{ 5000, IB_SPEED_DDR, IB_WIDTH_1X },
+		{ 0, IB_SPEED_SDR, IB_WIDTH_1X },
+	};
+	struct ethtool_link_ksettings ks;
+	u32 mbps = SPEED_10000;
+	int i;
+
+	rtnl_lock();
+	if (!__ethtool_get_link_ksettings(ndev, &ks) &&
+	    ks.base.speed != (u32)SPEED_UNKNOWN && ks.base.speed)
+		mbps = ks.base.speed;
+	rtnl_unlock();
+
+	for (i = 0; mbps < rates[i].mbps; i++)
+		;
+	attr->active_speed = rates[i].speed;
+	attr->active_width = rates[i].width;
+}
+
 static int xiw_query_port(struct ib_device *ibdev, u32 port,
 			  struct ib_port_attr *attr)
 {
 	struct xiw_device *xdev = to_xdev(ibdev);
 	struct net_device *ndev = xdev->netdev;
-	int rv;
 
 	/* The core zeroes *attr before calling. */
-	rv = ib_get_eth_speed(ibdev, port, &attr->active_speed,
-			      &attr->active_width);
+	xiw_port_speed(ndev, attr);
 	attr->state = xiw_port_state(xdev);
 	if (!netif_running(ndev))
 		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
@@ -78,8 +119,7 @@ static int xiw_query_port(struct ib_device *ibdev, u32 port,
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
 	/* A DDP message offset is 32 bits wide (RFC 5041 section 5). */
 	attr->max_msg_sz = U32_MAX;
-	attr->pkey_tbl_len = 1;
-	return rv;
+	return 0;
 }
 
 static int xiw_get_port_immutable(struct ib_device *ibdev, u32 port,

@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# make check: set-up, build, static checks, host tests, VM selftests.
+# Every check is one or more named results; the last line is the total:
+#   N passed, N failed[, N skipped]
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+logs=$repo/build/check
+rm -rf "$logs"
+mkdir -p "$logs"
+pass=0 fail=0 skip=0
+
+result() {	# result pass|fail|skip NAME [DETAIL-FILE]
+	case $1 in
+	pass) pass=$((pass + 1)); echo "PASS: $2" ;;
+	skip) skip=$((skip + 1)); echo "SKIP: $2" ;;
+	*) fail=$((fail + 1)); echo "FAIL: $2"
+	   [ -n "${3:-}" ] && [ -s "$3" ] && sed 's/^/    /' "$3" | tail -n 40 ;;
+	esac
+}
+
+summary() {
+	if [ "$skip" -gt 0 ]; then
+		echo "$pass passed, $fail failed, $skip skipped"
+	else
+		echo "$pass passed, $fail failed"
+	fi
+	[ "$fail" -eq 0 ]
+	exit
+}
+
+# A check that runs a command; "pass" iff it exits 0.
+step() {	# step NAME COMMAND...
+	local name=$1 log
+	shift
+	log=$logs/$(echo "$name" | tr -c 'A-Za-z0-9_.-\n' '_').log
+	if "$@" > "$log" 2>&1; then result pass "$name"
+	else result fail "$name" "$log"; fi
+}
+
+# Lines naming a compiler/sparse diagnostic; any is a failure.
+no_diagnostics() {	# no_diagnostics LOG COMMAND...
+	local log=$1
+	shift
+	"$@" > "$log" 2>&1 || return 1
+	! grep -E '(warning|error):' "$log"
+}
+
+echo "== set-up"
+if ! ksrc=$(scripts/setup.sh 2> "$logs/setup.log" | tail -n 1); then
+	result fail "set-up (scripts/setup.sh)" "$logs/setup.log"
+	summary
+fi
+krel=$(scripts/kernel-release.sh)
+export KSRC=$ksrc KREL=$krel
+
+echo "== build"
+make -s clean > /dev/null 2>&1
+step "build: xiw.ko with W=1, no warnings" \
+	no_diagnostics "$logs/kbuild-w1.out" make module
+step "build: provider libxiw-rdmav34.so (-Werror)" make provider
+step "build: selftests" make selftests
+if [ "$fail" -gt 0 ]; then
+	summary
+fi
+
+echo "== static checks"
+# sparse over every driver file (C=2 checks even up-to-date objects).
+step "lint: sparse (make C=2)" no_diagnostics "$logs/sparse.out" \
+	make -C "/lib/modules/$krel/build" M="$repo" C=2 CHECK=sparse W=1 modules
+for f in drivers/infiniband/sw/xiw/*.[ch] include/uapi/rdma/xiw-abi.h; do
+	step "lint: checkpatch --strict $f" perl "$ksrc/scripts/checkpatch.pl" \
+		--no-tree --strict --show-types --terse -f "$f"
+done
+step "lint: clang-tidy (userspace)" cmake --build build/userspace --target tidy
+
+echo "== host tests (ctest)"
+ctest --test-dir build/userspace --output-on-failure > "$logs/ctest.log" 2>&1
+while IFS= read -r line; do
+	name=$(sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*/\1/' <<< "$line")
+	case $line in
+	*" Passed"*) result pass "host: $name" ;;
+	*"Not Run"*|*Skipped*) result skip "host: $name" ;;
+	*) result fail "host: $name" "$logs/ctest.log" ;;
+	esac
+done < <(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$logs/ctest.log")
+grep -qE '^ *[0-9]+/[0-9]+ Test +#' "$logs/ctest.log" ||
+	result fail "host: ctest ran no test" "$logs/ctest.log"
+
+echo "== VM selftests (QEMU, panic_on_warn=1)"
+scripts/vm-modules.sh "$krel" build/vm/modroot > "$logs/vm-modules.log" 2>&1 ||
+	result fail "vm: module index for the guest" "$logs/vm-modules.log"
+scripts/vm-run.sh -n selftests -t 2400 -- selftests/run_vm.sh \
+	> "$logs/vm.log" 2>&1
+vm_rc=$?
+out=build/vm/selftests/output.log
+ntap=0
+if [ -s "$out" ]; then
+	cur=
+	while IFS= read -r line; do
+		case $line in
+		"# selftest: "*) cur=${line#\# selftest: } ;;
+		"ok "*"# SKIP"*) result skip "vm: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)) ;;
+		"ok "*) result pass "vm: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)) ;;
+		"not ok "*) result fail "vm: $cur: $(cut -d' ' -f4 <<< "$line")"; ntap=$((ntap + 1)) ;;
+		"# exit: "*)
+			set -- ${line#\# exit: }
+			[ "$2" = 0 ] || [ "$2" = 4 ] ||
+				grep -q "^not ok" <(sed -n "/^# selftest: $1\$/,/^# exit: $1 /p" "$out") ||
+				result fail "vm: $1 exited $2 without a failed test" ;;
+		esac
+	done < "$out"
+fi
+[ "$ntap" -gt 0 ] || result fail "vm: no selftest result" "$logs/vm.log"
+# The run itself: timeout, a guest that died, or a kernel warning.
+case $vm_rc in
+0|1) result pass "vm: kernel log clean (no WARNING/BUG/Oops/hung task)" ;;
+*) result fail "vm: run failed (vm-run.sh exit $vm_rc; logs in build/vm/selftests)" "$logs/vm.log" ;;
+esac
+echo "== logs: build/check, build/vm/selftests"
+summary

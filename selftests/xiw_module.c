@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Module life cycle: autoload by "rdma link add", unload with devices
+ * present, and repeated load/link/unlink/unload.
+ */
+#include "kselftest_harness.h"
+#include "xiw_util.h"
+
+FIXTURE(module) {
+	char out[4096];
+};
+
+FIXTURE_SETUP(module)
+{
+	ASSERT_EQ(0, dummy_add("xm0", "02:00:00:00:10:01"));
+	ASSERT_EQ(0, dummy_add("xm1", "02:00:00:00:10:02"));
+}
+
+FIXTURE_TEARDOWN(module)
+{
+	sh("rdma link delete xm0dev 2>/dev/null; rdma link delete xm1dev 2>/dev/null");
+	sh("ip link del xm0 2>/dev/null; ip link del xm1 2>/dev/null");
+	/* Leave the module loaded for the next test file. */
+	sh("modprobe xiw");
+}
+
+TEST_F(module, link_add_autoloads)
+{
+	if (xiw_loaded())
+		ASSERT_EQ(0, sh("rmmod xiw"));
+	ASSERT_FALSE(xiw_loaded());
+	ASSERT_EQ(0, sh("rdma link add xm0dev type xiw netdev xm0"));
+	EXPECT_TRUE(xiw_loaded());
+	EXPECT_TRUE(ibdev_exists("xm0dev"));
+}
+
+TEST_F(module, unload_removes_devices)
+{
+	ASSERT_EQ(0, sh("modprobe xiw"));
+	ASSERT_EQ(0, sh("rdma link add xm0dev type xiw netdev xm0"));
+	ASSERT_EQ(0, sh("rdma link add xm1dev type xiw netdev xm1"));
+	ASSERT_EQ(0, sh("rmmod xiw"));
+	EXPECT_FALSE(xiw_loaded());
+	EXPECT_FALSE(ibdev_exists("xm0dev"));
+	EXPECT_FALSE(ibdev_exists("xm1dev"));
+	/* The netdevs were released: they can go away at once. */
+	EXPECT_EQ(0, sh("ip link del xm0 && ip link del xm1"));
+}
+
+TEST_F(module, unload_races_netdev_removal)
+{
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		ASSERT_EQ(0, sh("modprobe xiw"));
+		ASSERT_EQ(0, dummy_add("xm0", "02:00:00:00:10:01"));
+		ASSERT_EQ(0, sh("rdma link add xm0dev type xiw netdev xm0"));
+		/* The netdev's removal queues an unregistration; rmmod
+		 * must wait for it rather than race it.
+		 */
+		ASSERT_EQ(0, sh("ip link del xm0 & rmmod xiw; wait"));
+		EXPECT_FALSE(xiw_loaded());
+		EXPECT_FALSE(ibdev_exists("xm0dev"));
+	}
+}
+
+/* Done means: 20 rounds in one guest, no warning, nothing left behind. */
+TEST_F_TIMEOUT(module, churn_20_rounds, 300)
+{
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, sh("modprobe xiw")) TH_LOG("round %d", i);
+		ASSERT_EQ(0, sh("rdma link add xm0dev type xiw netdev xm0"));
+		ASSERT_EQ(0, sh("rdma link add xm1dev type xiw netdev xm1"));
+		ASSERT_TRUE(ibdev_exists("xm0dev"));
+		ASSERT_EQ(0, sh("rdma link delete xm0dev"));
+		ASSERT_EQ(0, sh("rdma link delete xm1dev"));
+		ASSERT_EQ(0, sh("rmmod xiw")) TH_LOG("round %d", i);
+	}
+	EXPECT_FALSE(xiw_loaded());
+	ASSERT_EQ(0, xsh(self->out, sizeof(self->out), "rdma link show"));
+	EXPECT_EQ(NULL, strstr(self->out, "xm0")) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, sh("ip link del xm0 && ip link del xm1"));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Small helpers shared by the xiw selftests: run a command, read a sysfs
+ * file, wait for a condition. The tests run as root inside the test VM
+ * (scripts/vm-run.sh), where xiw is installed and may be loaded and
+ * unloaded at will.
+ */
+#ifndef XIW_SELFTEST_UTIL_H
+#define XIW_SELFTEST_UTIL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * Run a shell command built from fmt; its combined output goes to out
+ * (truncated to len) when out is not NULL, else to our stdout. Returns
+ * the exit status, or -1 if it did not exit normally.
+ */
+static int __attribute__((format(printf, 3, 4), unused))
+xsh(char *out, size_t len, const char *fmt, ...)
+{
+	char cmd[1024];
+	size_t used = 0;
+	va_list ap;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd) - 8, fmt, ap);
+	va_end(ap);
+	if (!out) {
+		st = system(cmd);
+	} else {
+		strcat(cmd, " 2>&1");
+		f = popen(cmd, "r");
+		if (!f)
+			return -1;
+		while (used + 1 < len) {
+			size_t n = fread(out + used, 1, len - 1 - used, f);
+
+			if (!n)
+				break;
+			used += n;
+		}
+		out[used] = '\0';
+		st = pclose(f);
+	}
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+#define sh(...) xsh(NULL, 0, __VA_ARGS__)
+
+/* Read a small text file, without its trailing newline. -errno on error. */
+static int __attribute__((unused))
+read_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return (int)n;
+}
+
+static bool __attribute__((unused)) path_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+static bool __attribute__((unused)) ibdev_exists(const char *name)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s", name);
+	return path_exists(p);
+}
+
+/* Read /sys/class/infiniband/<dev>/<attr> into buf; -errno on error. */
+static int __attribute__((unused))
+ibdev_attr(const char *dev, const char *attr, char *buf, size_t len)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/%s", dev, attr);
+	return read_text(p, buf, len);
+}
+
+static long long __attribute__((unused)) now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Evaluate cond every 10 ms until it holds or ms have passed. */
+#define WAIT_UNTIL(cond, ms) ({					\
+	long long __end = now_ms() + (ms);			\
+	bool __ok;						\
+	while (!(__ok = (cond)) && now_ms() < __end)		\
+		usleep(10000);					\
+	__ok;							\
+})
+
+/* Create an up dummy netdev with a fixed MAC; 0 on success. */
+static int __attribute__((unused))
+dummy_add(const char *name, const char *mac)
+{
+	sh("ip link del %s >/dev/null 2>&1", name);
+	return sh("ip link add %s address %s type dummy && ip link set %s up",
+		  name, mac, name);
+}
+
+static bool __attribute__((unused)) xiw_loaded(void)
+{
+	return path_exists("/sys/module/xiw");
+}
+
+#endif /* XIW_SELFTEST_UTIL_H */
