@@ -70,7 +70,7 @@ echo "== static checks"
 # sparse over every driver file (C=2 checks even up-to-date objects).
 step "lint: sparse (make C=2)" no_diagnostics "$logs/sparse.out" \
 	make -C "/lib/modules/$krel/build" M="$repo" C=2 CHECK=sparse W=1 modules
-for f in drivers/infiniband/sw/xiw/*.[ch] include/uapi/rdma/xiw-abi.h; do
+for f in $(git ls-files 'drivers/infiniband/sw/xiw/*.[ch]' include/uapi/rdma/); do
 	step "lint: checkpatch --strict $f" perl "$ksrc/scripts/checkpatch.pl" \
 		--no-tree --strict --show-types --terse -f "$f"
 done

@@ -6,6 +6,7 @@
 #ifndef XIW_H
 #define XIW_H
 
+#include <linux/bits.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
@@ -24,7 +25,7 @@
 #define XIW_MAX_CQ		4096
 #define XIW_MAX_CQE		65536
 #define XIW_MAX_MR		65536
-#define XIW_MAX_MR_SIZE		(1ULL << 40)
+#define XIW_MAX_MR_SIZE		BIT_ULL(40)
 #define XIW_MAX_PD		65536
 #define XIW_MAX_SRQ		1024
 #define XIW_MAX_SRQ_WR		16384

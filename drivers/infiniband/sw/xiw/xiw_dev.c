@@ -97,6 +97,11 @@ static int xiw_netdev_event(struct notifier_block *nb, unsigned long event,
 		xiw_port_update(xdev);
 		break;
 	case NETDEV_CHANGEADDR:
+		/*
+		 * Makes the core refresh its GID cache from query_gid. (The
+		 * 6.1 core does not pass GID_CHANGE on to clients of non-RoCE
+		 * ports, so user space sees the new GID but no event.)
+		 */
 		xiw_port_event(xdev, IB_EVENT_GID_CHANGE);
 		break;
 	case NETDEV_CHANGENAME:

@@ -161,6 +161,18 @@ static void xiw_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * The device is going away while a process still has it open. Before
+ * calling this, uverbs has destroyed the context's objects and zapped its
+ * mappings, and it raises IB_EVENT_DEVICE_FATAL to the process; a
+ * software device has nothing of its own left to stop. Having this op
+ * lets unregistration finish now instead of waiting for the process to
+ * close the device (and pinning the netdev meanwhile).
+ */
+static void xiw_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 static int xiw_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct xiw_device *xdev = to_xdev(ibpd->device);
@@ -205,6 +217,7 @@ const struct ib_device_ops xiw_dev_ops = {
 	.dealloc_driver = xiw_dealloc_driver,
 	.dealloc_pd = xiw_dealloc_pd,
 	.dealloc_ucontext = xiw_dealloc_ucontext,
+	.disassociate_ucontext = xiw_disassociate_ucontext,
 	.get_port_immutable = xiw_get_port_immutable,
 	.query_device = xiw_query_device,
 	.query_gid = xiw_query_gid,

@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The private libibverbs ABI (symbol version IBVERBS_PRIVATE_34), as far as
+ * this provider uses it.
+ *
+ * Debian installs libibverbs's public <infiniband/verbs.h> but not the
+ * headers in-tree providers are built against, so every provider built out
+ * of tree has to declare these layouts itself. This header is the only place
+ * that does so. The layouts are those of rdma-core v36.0 to v56.x on 64-bit
+ * Linux; the build refuses any other libibverbs (rdma_core_version.h). Every
+ * size and offset that libibverbs or the provider relies on is asserted at
+ * the end, and tests/abi_layout_test.cpp checks the verbs_context_ops slot
+ * order against the libibverbs installed on the build machine.
+ *
+ * Names follow libibverbs's, so that each declaration can be compared with
+ * rdma-core's libibverbs/driver.h and kern-abi.h line by line.
+ */
+#ifndef XIW_IBVERBS_PRIVATE_H
+#define XIW_IBVERBS_PRIVATE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+
+#include <linux/types.h>
+#include <sys/types.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+// The structures below mirror C declarations, C arrays included.
+// NOLINTBEGIN(modernize-avoid-c-arrays,cppcoreguidelines-avoid-c-arrays)
+extern "C" {
+
+/* ccan's struct list_node: libibverbs links devices and drivers with it. */
+struct verbs_list_node {
+	verbs_list_node *next;
+	verbs_list_node *prev;
+};
+
+/* ---- Device discovery and matching ------------------------------------ */
+
+enum verbs_match_kind : std::uint8_t {
+	VERBS_MATCH_SENTINEL = 0,
+	VERBS_MATCH_PCI = 1,
+	VERBS_MATCH_MODALIAS = 2,
+	VERBS_MATCH_DRIVER_ID = 3,
+};
+
+struct verbs_match_ent {
+	void *driver_data;
+	union {
+		const char *modalias;
+		std::uint64_t driver_id;
+	} u;
+	std::uint16_t vendor;
+	std::uint16_t device;
+	std::uint8_t kind; /* enum verbs_match_kind */
+};
+
+/* One RDMA device found in sysfs or over netlink, before a provider claims it. */
+struct verbs_sysfs_dev {
+	verbs_list_node entry;
+	void *provider_data;
+	const verbs_match_ent *match;
+	unsigned int flags;
+	char sysfs_name[IBV_SYSFS_NAME_MAX]; /* uverbsN */
+	dev_t sysfs_cdev;
+	char ibdev_name[IBV_SYSFS_NAME_MAX];
+	char ibdev_path[IBV_SYSFS_PATH_MAX]; /* /sys/class/infiniband/<ibdev> */
+	char modalias[512];
+	std::uint64_t node_guid;
+	std::uint32_t driver_id; /* enum rdma_driver_id */
+	ibv_node_type node_type;
+	int ibdev_idx;
+	std::uint32_t num_ports;
+	std::uint32_t abi_ver; /* the kernel's uverbs_abi_ver */
+	std::timespec time_created;
+};
+
+struct verbs_device;
+
+struct verbs_device_ops {
+	const char *name;
+	std::uint32_t match_min_abi_version;
+	std::uint32_t match_max_abi_version;
+	const verbs_match_ent *match_table;
+	const verbs_device_ops **static_providers;
+	bool (*match_device)(verbs_sysfs_dev *sysfs_dev);
+	verbs_context *(*alloc_context)(ibv_device *device, int cmd_fd,
+					void *private_data);
+	verbs_context *(*import_context)(ibv_device *device, int cmd_fd);
+	verbs_device *(*alloc_device)(verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(verbs_device *device);
+};
+
+struct verbs_device {
+	ibv_device device; /* must be first: libibverbs converts by cast */
+	const verbs_device_ops *ops;
+	int refcount; /* a C11 atomic_int that only libibverbs touches */
+	verbs_list_node entry;
+	verbs_sysfs_dev *sysfs;
+	std::uint64_t core_support;
+};
+
+/* ---- Objects whose libibverbs wrappers appear in the ops ---------------- */
+
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	ibv_mr_type mr_type;
+	int access;
+};
+
+/*
+ * ---- The provider's operations -----------------------------------------
+ *
+ * One slot per operation, sorted by name, as libibverbs declares them.
+ * verbs_set_ops() copies the non-null slots; an unset one answers
+ * EOPNOTSUPP (or ENOSYS). Adding, removing or reordering a slot breaks
+ * every caller: never edit this list except to follow libibverbs.
+ */
+struct verbs_context_ops {
+	int (*advise_mr)(ibv_pd *pd, ibv_advise_mr_advice advice,
+			 std::uint32_t flags, ibv_sge *sg_list,
+			 std::uint32_t num_sges);
+	ibv_dm *(*alloc_dm)(ibv_context *context, ibv_alloc_dm_attr *attr);
+	ibv_mw *(*alloc_mw)(ibv_pd *pd, ibv_mw_type type);
+	struct ibv_mr *(*alloc_null_mr)(ibv_pd *pd);
+	ibv_pd *(*alloc_parent_domain)(ibv_context *context,
+				       ibv_parent_domain_init_attr *attr);
+	ibv_pd *(*alloc_pd)(ibv_context *context);
+	ibv_td *(*alloc_td)(ibv_context *context,
+			    ibv_td_init_attr *init_attr);
+	void (*async_event)(ibv_context *context, ibv_async_event *event);
+	int (*attach_counters_point_flow)(ibv_counters *counters,
+					  ibv_counter_attach_attr *attr,
+					  ibv_flow *flow);
+	int (*attach_mcast)(ibv_qp *qp, const ibv_gid *gid, std::uint16_t lid);
+	int (*bind_mw)(ibv_qp *qp, ibv_mw *mw, ibv_mw_bind *mw_bind);
+	int (*close_xrcd)(ibv_xrcd *xrcd);
+	void (*cq_event)(ibv_cq *cq);
+	ibv_ah *(*create_ah)(ibv_pd *pd, ibv_ah_attr *attr);
+	ibv_counters *(*create_counters)(ibv_context *context,
+					 ibv_counters_init_attr *init_attr);
+	ibv_cq *(*create_cq)(ibv_context *context, int cqe,
+			     ibv_comp_channel *channel, int comp_vector);
+	ibv_cq_ex *(*create_cq_ex)(ibv_context *context,
+				   ibv_cq_init_attr_ex *init_attr);
+	ibv_flow *(*create_flow)(ibv_qp *qp, ibv_flow_attr *flow_attr);
+	ibv_flow_action *(*create_flow_action_esp)(
+		ibv_context *context, ibv_flow_action_esp_attr *attr);
+	ibv_qp *(*create_qp)(ibv_pd *pd, ibv_qp_init_attr *attr);
+	ibv_qp *(*create_qp_ex)(ibv_context *context,
+				ibv_qp_init_attr_ex *qp_init_attr_ex);
+	ibv_rwq_ind_table *(*create_rwq_ind_table)(
+		ibv_context *context, ibv_rwq_ind_table_init_attr *init_attr);
+	ibv_srq *(*create_srq)(ibv_pd *pd, ibv_srq_init_attr *srq_init_attr);
+	ibv_srq *(*create_srq_ex)(ibv_context *context,
+				  ibv_srq_init_attr_ex *srq_init_attr_ex);
+	ibv_wq *(*create_wq)(ibv_context *context,
+			     ibv_wq_init_attr *wq_init_attr);
+	int (*dealloc_mw)(ibv_mw *mw);
+	int (*dealloc_pd)(ibv_pd *pd);
+	int (*dealloc_td)(ibv_td *td);
+	int (*dereg_mr)(verbs_mr *vmr);
+	int (*destroy_ah)(ibv_ah *ah);
+	int (*destroy_counters)(ibv_counters *counters);
+	int (*destroy_cq)(ibv_cq *cq);
+	int (*destroy_flow)(ibv_flow *flow);
+	int (*destroy_flow_action)(ibv_flow_action *action);
+	int (*destroy_qp)(ibv_qp *qp);
+	int (*destroy_rwq_ind_table)(ibv_rwq_ind_table *rwq_ind_table);
+	int (*destroy_srq)(ibv_srq *srq);
+	int (*destroy_wq)(ibv_wq *wq);
+	int (*detach_mcast)(ibv_qp *qp, const ibv_gid *gid, std::uint16_t lid);
+	void (*free_context)(ibv_context *context);
+	int (*free_dm)(ibv_dm *dm);
+	int (*get_srq_num)(ibv_srq *srq, std::uint32_t *srq_num);
+	ibv_dm *(*import_dm)(ibv_context *context, std::uint32_t dm_handle);
+	struct ibv_mr *(*import_mr)(ibv_pd *pd, std::uint32_t mr_handle);
+	ibv_pd *(*import_pd)(ibv_context *context, std::uint32_t pd_handle);
+	int (*modify_cq)(ibv_cq *cq, ibv_modify_cq_attr *attr);
+	int (*modify_flow_action_esp)(ibv_flow_action *action,
+				      ibv_flow_action_esp_attr *attr);
+	int (*modify_qp)(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask);
+	int (*modify_qp_rate_limit)(ibv_qp *qp, ibv_qp_rate_limit_attr *attr);
+	int (*modify_srq)(ibv_srq *srq, ibv_srq_attr *srq_attr,
+			  int srq_attr_mask);
+	int (*modify_wq)(ibv_wq *wq, ibv_wq_attr *wq_attr);
+	ibv_qp *(*open_qp)(ibv_context *context, ibv_qp_open_attr *attr);
+	ibv_xrcd *(*open_xrcd)(ibv_context *context,
+			       ibv_xrcd_init_attr *xrcd_init_attr);
+	int (*poll_cq)(ibv_cq *cq, int num_entries, ibv_wc *wc);
+	int (*post_recv)(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
+	int (*post_send)(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr);
+	int (*post_srq_ops)(ibv_srq *srq, ibv_ops_wr *op, ibv_ops_wr **bad_op);
+	int (*post_srq_recv)(ibv_srq *srq, ibv_recv_wr *recv_wr,
+			     ibv_recv_wr **bad_recv_wr);
+	int (*query_device_ex)(ibv_context *context,
+			       const ibv_query_device_ex_input *input,
+			       ibv_device_attr_ex *attr, std::size_t attr_size);
+	int (*query_ece)(ibv_qp *qp, ibv_ece *ece);
+	int (*query_port)(ibv_context *context, std::uint8_t port_num,
+			  ibv_port_attr *port_attr);
+	int (*query_qp)(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask,
+			ibv_qp_init_attr *init_attr);
+	int (*query_qp_data_in_order)(ibv_qp *qp, ibv_wr_opcode op,
+				      std::uint32_t flags);
+	int (*query_rt_values)(ibv_context *context, ibv_values_ex *values);
+	int (*query_srq)(ibv_srq *srq, ibv_srq_attr *srq_attr);
+	int (*read_counters)(ibv_counters *counters,
+			     std::uint64_t *counters_value,
+			     std::uint32_t ncounters, std::uint32_t flags);
+	struct ibv_mr *(*reg_dm_mr)(ibv_pd *pd, ibv_dm *dm,
+				    std::uint64_t dm_offset, std::size_t length,
+				    unsigned int access);
+	struct ibv_mr *(*reg_dmabuf_mr)(ibv_pd *pd, std::uint64_t offset,
+					std::size_t length, std::uint64_t iova,
+					int fd, int access);
+	struct ibv_mr *(*reg_mr)(ibv_pd *pd, void *addr, std::size_t length,
+				 std::uint64_t hca_va, int access);
+	int (*req_notify_cq)(ibv_cq *cq, int solicited_only);
+	int (*rereg_mr)(verbs_mr *vmr, int flags, ibv_pd *pd, void *addr,
+			std::size_t length, int access);
+	int (*resize_cq)(ibv_cq *cq, int cqe);
+	int (*set_ece)(ibv_qp *qp, ibv_ece *ece);
+	void (*unimport_dm)(ibv_dm *dm);
+	void (*unimport_mr)(struct ibv_mr *mr);
+	void (*unimport_pd)(ibv_pd *pd);
+};
+
+/*
+ * ---- Legacy (write()) command layouts ----------------------------------
+ *
+ * The ibv_cmd_*() helpers take the command as the uverbs header followed by
+ * the kernel's struct ib_uverbs_<verb>, with the driver's own request data
+ * straight after it, and the response as the kernel's
+ * struct ib_uverbs_<verb>_resp followed by the driver's response. The
+ * kernel structs end in flexible array members, which C++ cannot embed in
+ * another struct, so the fixed parts are spelled out here and checked
+ * against the kernel's own declarations below.
+ *
+ * Several of these share a name with a verbs.h function (ibv_alloc_pd,
+ * ibv_query_port): refer to them as "struct ibv_alloc_pd".
+ */
+struct ibv_get_context {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+};
+
+struct ibv_get_context_resp {
+	__u32 async_fd;
+	__u32 num_comp_vectors;
+};
+
+struct ibv_query_port {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u8 port_num;
+	__u8 reserved[7];
+};
+
+struct ibv_alloc_pd {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+};
+
+struct ibv_alloc_pd_resp {
+	__u32 pd_handle;
+};
+
+/* ---- Exported helpers (all bound to IBVERBS_PRIVATE_34) ---------------- */
+
+/*
+ * The suffix is the PABI version: a provider built for another PABI fails
+ * to load instead of misbehaving.
+ */
+void verbs_register_driver_34(const verbs_device_ops *ops);
+
+/*
+ * calloc()s alloc_size bytes, initialises the verbs_context that lies
+ * (std::uintptr_t)context_offset bytes into them and takes ownership of
+ * cmd_fd: on failure it has closed cmd_fd and set errno. Release with
+ * verbs_uninit_context() and then free().
+ */
+// The name is libibverbs's.
+// NOLINTNEXTLINE(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
+void *_verbs_init_and_alloc_context(ibv_device *device, int cmd_fd,
+				    std::size_t alloc_size,
+				    verbs_context *context_offset,
+				    std::uint32_t driver_id);
+void verbs_uninit_context(verbs_context *context);
+void verbs_set_ops(verbs_context *vctx, const verbs_context_ops *ops);
+
+/* Reads <sysfs_dev->ibdev_path>/<formatted name>; returns its length or -1. */
+int ibv_read_ibdev_sysfs_file(char *buf, std::size_t size,
+			      verbs_sysfs_dev *sysfs_dev, const char *fnfmt,
+			      ...) __attribute__((format(printf, 4, 5)));
+
+enum verbs_log_level : std::uint32_t {
+	VERBS_LOG_LEVEL_NONE,
+	VERBS_LOG_ERR,
+	VERBS_LOG_WARN,
+	VERBS_LOG_INFO,
+	VERBS_LOG_DEBUG,
+};
+
+/*
+ * libibverbs's log (VERBS_LOG_LEVEL, VERBS_LOG_FILE). Exported from rdma-core
+ * v37 on; referenced weakly so that the provider still loads into v36, where
+ * it is null.
+ */
+// The name is libibverbs's.
+// NOLINTNEXTLINE(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
+void __verbs_log(verbs_context *ctx, std::uint32_t level, const char *fmt,
+		 ...) __attribute__((weak, format(printf, 3, 4)));
+
+/* The commands; each returns 0 or a positive errno value. */
+int ibv_cmd_get_context(verbs_context *context, struct ibv_get_context *cmd,
+			std::size_t cmd_size, ibv_get_context_resp *resp,
+			std::size_t resp_size);
+int ibv_cmd_query_device_any(ibv_context *context,
+			     const ibv_query_device_ex_input *input,
+			     ibv_device_attr_ex *attr, std::size_t attr_size,
+			     ib_uverbs_ex_query_device_resp *resp,
+			     std::size_t *resp_size);
+int ibv_cmd_query_port(ibv_context *context, std::uint8_t port_num,
+		       ibv_port_attr *port_attr, struct ibv_query_port *cmd,
+		       std::size_t cmd_size);
+int ibv_cmd_alloc_pd(ibv_context *context, ibv_pd *pd,
+		     struct ibv_alloc_pd *cmd, std::size_t cmd_size,
+		     ibv_alloc_pd_resp *resp, std::size_t resp_size);
+int ibv_cmd_dealloc_pd(ibv_pd *pd);
+
+} // extern "C"
+// NOLINTEND(modernize-avoid-c-arrays,cppcoreguidelines-avoid-c-arrays)
+
+/* ---- Layout checks (x86_64 and other LP64 targets) ---------------------- */
+
+namespace xiw::abi_check {
+
+constexpr std::size_t kPtr = sizeof(void *);
+static_assert(kPtr == 8, "the layouts below are those of LP64 Linux");
+
+/* Public verbs.h structures the private ones embed. */
+static_assert(sizeof(ibv_device) == 664);
+static_assert(sizeof(ibv_context) == 328);
+static_assert(sizeof(verbs_context) == 648);
+static_assert(offsetof(verbs_context, context) == 320);
+static_assert(sizeof(ibv_mr) == 48);
+
+static_assert(sizeof(verbs_list_node) == 2 * kPtr);
+
+static_assert(sizeof(verbs_match_ent) == 24);
+static_assert(offsetof(verbs_match_ent, u) == 8);
+static_assert(offsetof(verbs_match_ent, vendor) == 16);
+static_assert(offsetof(verbs_match_ent, device) == 18);
+static_assert(offsetof(verbs_match_ent, kind) == 20);
+
+static_assert(sizeof(verbs_sysfs_dev) == 992);
+static_assert(offsetof(verbs_sysfs_dev, provider_data) == 16);
+static_assert(offsetof(verbs_sysfs_dev, match) == 24);
+static_assert(offsetof(verbs_sysfs_dev, flags) == 32);
+static_assert(offsetof(verbs_sysfs_dev, sysfs_name) == 36);
+static_assert(offsetof(verbs_sysfs_dev, sysfs_cdev) == 104);
+static_assert(offsetof(verbs_sysfs_dev, ibdev_name) == 112);
+static_assert(offsetof(verbs_sysfs_dev, ibdev_path) == 176);
+static_assert(offsetof(verbs_sysfs_dev, modalias) == 432);
+static_assert(offsetof(verbs_sysfs_dev, node_guid) == 944);
+static_assert(offsetof(verbs_sysfs_dev, driver_id) == 952);
+static_assert(offsetof(verbs_sysfs_dev, node_type) == 956);
+static_assert(offsetof(verbs_sysfs_dev, ibdev_idx) == 960);
+static_assert(offsetof(verbs_sysfs_dev, num_ports) == 964);
+static_assert(offsetof(verbs_sysfs_dev, abi_ver) == 968);
+static_assert(offsetof(verbs_sysfs_dev, time_created) == 976);
+
+static_assert(sizeof(verbs_device_ops) == 72);
+static_assert(offsetof(verbs_device_ops, match_min_abi_version) == 8);
+static_assert(offsetof(verbs_device_ops, match_max_abi_version) == 12);
+static_assert(offsetof(verbs_device_ops, match_table) == 16);
+static_assert(offsetof(verbs_device_ops, static_providers) == 24);
+static_assert(offsetof(verbs_device_ops, match_device) == 32);
+static_assert(offsetof(verbs_device_ops, alloc_context) == 40);
+static_assert(offsetof(verbs_device_ops, import_context) == 48);
+static_assert(offsetof(verbs_device_ops, alloc_device) == 56);
+static_assert(offsetof(verbs_device_ops, uninit_device) == 64);
+
+static_assert(sizeof(verbs_device) == 712);
+static_assert(offsetof(verbs_device, device) == 0);
+static_assert(offsetof(verbs_device, ops) == 664);
+static_assert(offsetof(verbs_device, refcount) == 672);
+static_assert(offsetof(verbs_device, entry) == 680);
+static_assert(offsetof(verbs_device, sysfs) == 696);
+static_assert(offsetof(verbs_device, core_support) == 704);
+
+static_assert(sizeof(verbs_mr) == 56);
+static_assert(offsetof(verbs_mr, mr_type) == 48);
+static_assert(offsetof(verbs_mr, access) == 52);
+
+/* 76 slots; spot-check both ends and the slots this provider fills. */
+constexpr std::size_t kContextOpsSlots = 76;
+static_assert(sizeof(verbs_context_ops) == kContextOpsSlots * kPtr);
+static_assert(offsetof(verbs_context_ops, advise_mr) == 0 * kPtr);
+static_assert(offsetof(verbs_context_ops, alloc_pd) == 5 * kPtr);
+static_assert(offsetof(verbs_context_ops, dealloc_pd) == 26 * kPtr);
+static_assert(offsetof(verbs_context_ops, free_context) == 39 * kPtr);
+static_assert(offsetof(verbs_context_ops, import_dm) == 42 * kPtr);
+static_assert(offsetof(verbs_context_ops, poll_cq) == 53 * kPtr);
+static_assert(offsetof(verbs_context_ops, query_device_ex) == 58 * kPtr);
+static_assert(offsetof(verbs_context_ops, query_port) == 60 * kPtr);
+static_assert(offsetof(verbs_context_ops, query_qp_data_in_order) ==
+	      62 * kPtr);
+static_assert(offsetof(verbs_context_ops, unimport_pd) == 75 * kPtr);
+
+/* Commands: the uverbs header, then exactly the kernel's fixed part. */
+static_assert(sizeof(ib_uverbs_cmd_hdr) == 8);
+
+static_assert(sizeof(ibv_get_context) == 16);
+static_assert(sizeof(ibv_get_context) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_get_context));
+static_assert(offsetof(ibv_get_context, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_get_context, response));
+
+static_assert(sizeof(ibv_get_context_resp) == 8);
+static_assert(sizeof(ibv_get_context_resp) ==
+	      sizeof(ib_uverbs_get_context_resp));
+static_assert(offsetof(ibv_get_context_resp, async_fd) ==
+	      offsetof(ib_uverbs_get_context_resp, async_fd));
+static_assert(offsetof(ibv_get_context_resp, num_comp_vectors) ==
+	      offsetof(ib_uverbs_get_context_resp, num_comp_vectors));
+
+static_assert(sizeof(struct ibv_query_port) == 24);
+static_assert(sizeof(struct ibv_query_port) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_query_port));
+static_assert(offsetof(struct ibv_query_port, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_query_port, response));
+static_assert(offsetof(struct ibv_query_port, port_num) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_query_port, port_num));
+static_assert(offsetof(struct ibv_query_port, reserved) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_query_port, reserved));
+
+static_assert(sizeof(struct ibv_alloc_pd) == 16);
+static_assert(sizeof(struct ibv_alloc_pd) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_alloc_pd));
+static_assert(offsetof(struct ibv_alloc_pd, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_alloc_pd, response));
+
+static_assert(sizeof(ibv_alloc_pd_resp) == 4);
+static_assert(sizeof(ibv_alloc_pd_resp) == sizeof(ib_uverbs_alloc_pd_resp));
+
+/*
+ * The extended query-device response comes from the kernel header
+ * unchanged; libibverbs reads only what response_length says was written.
+ */
+static_assert(offsetof(ib_uverbs_ex_query_device_resp, base) == 0);
+static_assert(offsetof(ib_uverbs_ex_query_device_resp, comp_mask) ==
+	      sizeof(ib_uverbs_query_device_resp));
+static_assert(offsetof(ib_uverbs_ex_query_device_resp, response_length) ==
+	      sizeof(ib_uverbs_query_device_resp) + 4);
+
+} // namespace xiw::abi_check
+
+#endif // XIW_IBVERBS_PRIVATE_H
