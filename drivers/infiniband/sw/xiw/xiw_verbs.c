@@ -116,6 +116,7 @@ static int xiw_query_port(struct ib_device *ibdev, u32 port,
 					IB_MTU_4096;
 	attr->active_mtu = ib_mtu_int_to_enum(READ_ONCE(ndev->mtu));
 	attr->gid_tbl_len = 1;
+	attr->max_vl_num = 1;	/* one lane; 0 reads as invalid to tools */
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
 	/* A DDP message offset is 32 bits wide (RFC 5041 section 5). */
 	attr->max_msg_sz = U32_MAX;
