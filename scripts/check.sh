@@ -8,7 +8,8 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 logs=$repo/build/check
-rm -rf "$logs"
+# Everything is built from clean (before logs/ exists: clean removes build/).
+make -s clean > /dev/null 2>&1
 mkdir -p "$logs"
 pass=0 fail=0 skip=0
 
@@ -35,7 +36,7 @@ summary() {
 step() {	# step NAME COMMAND...
 	local name=$1 log
 	shift
-	log=$logs/$(echo "$name" | tr -c 'A-Za-z0-9_.-\n' '_').log
+	log=$logs/$(echo "$name" | tr -c 'A-Za-z0-9_.\n-' '_').log
 	if "$@" > "$log" 2>&1; then result pass "$name"
 	else result fail "$name" "$log"; fi
 }
@@ -57,7 +58,6 @@ krel=$(scripts/kernel-release.sh)
 export KSRC=$ksrc KREL=$krel
 
 echo "== build"
-make -s clean > /dev/null 2>&1
 step "build: xiw.ko with W=1, no warnings" \
 	no_diagnostics "$logs/kbuild-w1.out" make module
 step "build: provider libxiw-rdmav34.so (-Werror)" make provider

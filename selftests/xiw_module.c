@@ -64,6 +64,25 @@ TEST_F(module, unload_races_netdev_removal)
 	}
 }
 
+/*
+ * A netdev removed while "rdma link add" registers on it: whichever wins,
+ * no device may outlive the netdev (newlink's publish check, or the
+ * notifier, removes it) and the netdev's removal must not hang.
+ */
+TEST_F(module, link_add_races_netdev_removal)
+{
+	int i;
+
+	ASSERT_EQ(0, sh("modprobe xiw"));
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, dummy_add("xm0", "02:00:00:00:10:01"));
+		sh("rdma link add xm0dev type xiw netdev xm0 2>/dev/null & "
+		   "ip link del xm0; wait");
+		EXPECT_TRUE(WAIT_UNTIL(!ibdev_exists("xm0dev"), 5000))
+			TH_LOG("round %d", i);
+	}
+}
+
 /* Done means: 20 rounds in one guest, no warning, nothing left behind. */
 TEST_F_TIMEOUT(module, churn_20_rounds, 300)
 {
