@@ -6,8 +6,14 @@
 out=/mnt/xiw-out
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 XIW_IN_VM=1
+cwd=$(cat $out/cwd)
+# Fresh scratch directories, except one that holds the repository (a CI
+# clone may live in /tmp): the overlay already makes it writable.
 for d in /tmp /run /var/tmp; do
-	mount -t tmpfs -o mode=1777 tmpfs "$d"
+	case $cwd/ in
+	"$d"/*) ;;
+	*) mount -t tmpfs -o mode=1777 tmpfs "$d" ;;
+	esac
 done
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
@@ -16,7 +22,7 @@ hostname xiw-vm
 ip link set lo up
 echo 30 > /proc/sys/kernel/hung_task_timeout_secs
 
-cd "$(cat $out/cwd)" || echo 127 > $out/rc
+cd "$cwd" || echo 127 > $out/rc
 if [ ! -s $out/rc ]; then
 	eval "$(cat $out/cmd)" > $out/output.log 2>&1 < /dev/null
 	rc=$?
