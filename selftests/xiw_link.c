@@ -2,6 +2,8 @@
 /*
  * rdma link add/delete for xiw, and the port following its netdev.
  */
+#include <rdma/xiw-abi.h>
+
 #include "kselftest_harness.h"
 #include "xiw_util.h"
 
@@ -31,12 +33,13 @@ FIXTURE_TEARDOWN(link)
 
 TEST_F(link, creates_rnic)
 {
-	char buf[128];
+	char buf[128], abi[16];
 
 	ASSERT_LT(0, ibdev_attr("xiw0", "node_type", buf, sizeof(buf)));
 	EXPECT_STREQ("4: RNIC", buf);
-	ASSERT_LT(0, ibdev_attr("xiw0", "xiw_abi_version", buf, sizeof(buf)));
-	EXPECT_STREQ("1", buf);
+	ASSERT_LT(0, ibdev_attr("xiw0", XIW_SYSFS_ABI_ATTR, buf, sizeof(buf)));
+	snprintf(abi, sizeof(abi), "%d", XIW_ABI_VERSION);
+	EXPECT_STREQ(abi, buf);
 	ASSERT_LT(0, ibdev_attr("xiw0", "ports/1/link_layer", buf, sizeof(buf)));
 	EXPECT_STREQ("Ethernet", buf);
 	EXPECT_FALSE(path_exists("/sys/class/infiniband/xiw0/ports/2"));

@@ -9,6 +9,8 @@
 #define XIW_SELFTEST_UTIL_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <infiniband/verbs.h>
 
 /*
  * Run a shell command built from fmt; its combined output goes to out
@@ -128,6 +131,46 @@ dummy_add(const char *name, const char *mac)
 static bool __attribute__((unused)) xiw_loaded(void)
 {
 	return path_exists("/sys/module/xiw");
+}
+
+/* Open the RDMA device called name through libibverbs; NULL if absent. */
+static __attribute__((unused)) struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	return ctx;
+}
+
+/*
+ * Wait up to ms for an async event of the given type, acknowledging
+ * everything read. Returns true when it arrived.
+ */
+static bool __attribute__((unused))
+wait_async(struct ibv_context *ctx, enum ibv_event_type type, int ms)
+{
+	long long end = now_ms() + ms;
+	struct ibv_async_event ev;
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+
+	fcntl(ctx->async_fd, F_SETFL,
+	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	while (now_ms() < end) {
+		if (poll(&p, 1, (int)(end - now_ms())) <= 0)
+			continue;
+		if (ibv_get_async_event(ctx, &ev))
+			continue;
+		ibv_ack_async_event(&ev);
+		if (ev.event_type == type)
+			return true;
+	}
+	return false;
 }
 
 #endif /* XIW_SELFTEST_UTIL_H */

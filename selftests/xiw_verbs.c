@@ -24,31 +24,6 @@ static struct ibv_device *find_dev(struct ibv_device **list, const char *name)
 	return NULL;
 }
 
-/*
- * Wait up to ms for an async event of the given type, acknowledging
- * everything read. Returns true when it arrived.
- */
-static bool wait_async(struct ibv_context *ctx, enum ibv_event_type type,
-		       int ms)
-{
-	long long end = now_ms() + ms;
-	struct ibv_async_event ev;
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
-
-	fcntl(ctx->async_fd, F_SETFL,
-	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
-	while (now_ms() < end) {
-		if (poll(&p, 1, (int)(end - now_ms())) <= 0)
-			continue;
-		if (ibv_get_async_event(ctx, &ev))
-			continue;
-		ibv_ack_async_event(&ev);
-		if (ev.event_type == type)
-			return true;
-	}
-	return false;
-}
-
 FIXTURE(verbs) {
 	struct ibv_device **list;
 	struct ibv_context *ctx;

@@ -28,6 +28,34 @@ static_assert(offsetof(GetContextResp, drv) == sizeof(ibv_get_context_resp));
 static_assert(sizeof(GetContextResp) ==
 	      sizeof(ibv_get_context_resp) + sizeof(xiw_alloc_ucontext_resp));
 
+/*
+ * CREATE_CQ, CREATE_QP, CREATE_SRQ: the requests are the core commands
+ * alone.
+ */
+struct CreateCqResp {
+	ibv_create_cq_resp ibv_resp;
+	xiw_create_cq_resp drv;
+};
+static_assert(offsetof(CreateCqResp, drv) == sizeof(ibv_create_cq_resp));
+static_assert(sizeof(CreateCqResp) ==
+	      sizeof(ibv_create_cq_resp) + sizeof(xiw_create_cq_resp));
+
+struct CreateQpResp {
+	ibv_create_qp_resp ibv_resp;
+	xiw_create_qp_resp drv;
+};
+static_assert(offsetof(CreateQpResp, drv) == sizeof(ibv_create_qp_resp));
+static_assert(sizeof(CreateQpResp) ==
+	      sizeof(ibv_create_qp_resp) + sizeof(xiw_create_qp_resp));
+
+struct CreateSrqResp {
+	ibv_create_srq_resp ibv_resp;
+	xiw_create_srq_resp drv;
+};
+static_assert(offsetof(CreateSrqResp, drv) == sizeof(ibv_create_srq_resp));
+static_assert(sizeof(CreateSrqResp) ==
+	      sizeof(ibv_create_srq_resp) + sizeof(xiw_create_srq_resp));
+
 } // namespace xiw
 
 #endif // XIW_CMD_H

@@ -23,10 +23,28 @@ constexpr verbs_context_ops make_context_ops() noexcept
 	verbs_context_ops ops{};
 
 	ops.alloc_pd = alloc_pd;
+	ops.create_cq = create_cq;
+	ops.create_qp = create_qp;
+	ops.create_srq = create_srq;
 	ops.dealloc_pd = dealloc_pd;
+	ops.dereg_mr = dereg_mr;
+	ops.destroy_cq = destroy_cq;
+	ops.destroy_qp = destroy_qp;
+	ops.destroy_srq = destroy_srq;
 	ops.free_context = free_context;
+	ops.modify_qp = modify_qp;
+	ops.modify_srq = modify_srq;
+	/* The data path; libibverbs copies these into ibv_context.ops too. */
+	ops.poll_cq = poll_cq;
+	ops.post_recv = post_recv;
+	ops.post_send = post_send;
+	ops.post_srq_recv = post_srq_recv;
+	ops.req_notify_cq = req_notify_cq;
 	ops.query_device_ex = query_device_ex;
 	ops.query_port = query_port;
+	ops.query_qp = query_qp;
+	ops.query_srq = query_srq;
+	ops.reg_mr = reg_mr;
 	return ops;
 }
 

@@ -119,6 +119,28 @@ struct verbs_mr {
 	int access;
 };
 
+struct verbs_xrcd; /* only ever pointed to */
+
+/*
+ * libibverbs takes any ibv_qp for the first member of one of these:
+ * ibv_qp_to_qp_ex() reads comp_mask, which must therefore exist (and be
+ * zero) behind every QP a provider hands out, even one made by the plain
+ * ibv_cmd_create_qp(), which does not touch it.
+ */
+enum verbs_qp_mask : std::uint32_t {
+	VERBS_QP_XRCD = 1U << 0,
+	VERBS_QP_EX = 1U << 1,
+};
+
+struct verbs_qp {
+	union {
+		ibv_qp qp;
+		ibv_qp_ex qp_ex;
+	};
+	std::uint32_t comp_mask; /* enum verbs_qp_mask */
+	verbs_xrcd *xrcd;
+};
+
 /*
  * ---- The provider's operations -----------------------------------------
  *
@@ -277,6 +299,164 @@ struct ibv_alloc_pd_resp {
 	__u32 pd_handle;
 };
 
+struct ibv_reg_mr {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 start;
+	__aligned_u64 length;
+	__aligned_u64 hca_va;
+	__u32 pd_handle;
+	__u32 access_flags;
+};
+
+struct ibv_reg_mr_resp {
+	__u32 mr_handle;
+	__u32 lkey;
+	__u32 rkey;
+};
+
+struct ibv_create_cq {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 user_handle;
+	__u32 cqe;
+	__u32 comp_vector;
+	__s32 comp_channel;
+	__u32 reserved;
+};
+
+struct ibv_create_cq_resp {
+	__u32 cq_handle;
+	__u32 cqe;
+};
+
+struct ibv_create_qp {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 user_handle;
+	__u32 pd_handle;
+	__u32 send_cq_handle;
+	__u32 recv_cq_handle;
+	__u32 srq_handle;
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline_data;
+	__u8 sq_sig_all;
+	__u8 qp_type;
+	__u8 is_srq;
+	__u8 reserved;
+};
+
+struct ibv_create_qp_resp {
+	__u32 qp_handle;
+	__u32 qpn;
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline_data;
+	__u32 reserved;
+};
+
+/* No response: libibverbs sends it with out_words 0. */
+struct ibv_modify_qp {
+	ib_uverbs_cmd_hdr hdr;
+	ib_uverbs_qp_dest dest;
+	ib_uverbs_qp_dest alt_dest;
+	__u32 qp_handle;
+	__u32 attr_mask;
+	__u32 qkey;
+	__u32 rq_psn;
+	__u32 sq_psn;
+	__u32 dest_qp_num;
+	__u32 qp_access_flags;
+	__u16 pkey_index;
+	__u16 alt_pkey_index;
+	__u8 qp_state;
+	__u8 cur_qp_state;
+	__u8 path_mtu;
+	__u8 path_mig_state;
+	__u8 en_sqd_async_notify;
+	__u8 max_rd_atomic;
+	__u8 max_dest_rd_atomic;
+	__u8 min_rnr_timer;
+	__u8 port_num;
+	__u8 timeout;
+	__u8 retry_cnt;
+	__u8 rnr_retry;
+	__u8 alt_port_num;
+	__u8 alt_timeout;
+	__u8 reserved[2];
+};
+
+/* libibverbs supplies the response buffer (ib_uverbs_query_qp_resp). */
+struct ibv_query_qp {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 qp_handle;
+	__u32 attr_mask;
+};
+
+struct ibv_create_srq {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__aligned_u64 user_handle;
+	__u32 pd_handle;
+	__u32 max_wr;
+	__u32 max_sge;
+	__u32 srq_limit;
+};
+
+struct ibv_create_srq_resp {
+	__u32 srq_handle;
+	__u32 max_wr;
+	__u32 max_sge;
+	__u32 srqn;
+};
+
+/* No response. */
+struct ibv_modify_srq {
+	ib_uverbs_cmd_hdr hdr;
+	__u32 srq_handle;
+	__u32 attr_mask;
+	__u32 max_wr;
+	__u32 srq_limit;
+};
+
+/* libibverbs supplies the response buffer (ib_uverbs_query_srq_resp). */
+struct ibv_query_srq {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 srq_handle;
+	__u32 reserved;
+};
+
+/*
+ * POST_SEND and POST_RECV are never sent through libibverbs: xiw writes
+ * them itself, with no work requests attached, as doorbells (qp.cpp). Only
+ * the fixed part is ever used; the response is the kernel's
+ * ib_uverbs_post_send_resp or ib_uverbs_post_recv_resp.
+ */
+struct ibv_post_send {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 qp_handle;
+	__u32 wr_count;
+	__u32 sge_count;
+	__u32 wqe_size;
+};
+
+struct ibv_post_recv {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 qp_handle;
+	__u32 wr_count;
+	__u32 sge_count;
+	__u32 wqe_size;
+};
+
 /* ---- Exported helpers (all bound to IBVERBS_PRIVATE_34) ---------------- */
 
 /*
@@ -339,6 +519,44 @@ int ibv_cmd_alloc_pd(ibv_context *context, ibv_pd *pd,
 		     struct ibv_alloc_pd *cmd, std::size_t cmd_size,
 		     ibv_alloc_pd_resp *resp, std::size_t resp_size);
 int ibv_cmd_dealloc_pd(ibv_pd *pd);
+
+/*
+ * Memory regions. On success ibv_cmd_reg_mr() has filled in vmr's handle,
+ * keys, context, type and access; the caller of the op fills in the rest.
+ */
+int ibv_cmd_reg_mr(ibv_pd *pd, void *addr, std::size_t length,
+		   std::uint64_t hca_va, int access, verbs_mr *vmr,
+		   struct ibv_reg_mr *cmd, std::size_t cmd_size,
+		   ibv_reg_mr_resp *resp, std::size_t resp_size);
+int ibv_cmd_dereg_mr(verbs_mr *vmr);
+
+/*
+ * Queues. The create commands fill in the handle (and the QP number, the
+ * CQ's cqe, the granted capabilities in attr) of the object they are given;
+ * the destroy commands wait for the events the kernel reported for it.
+ */
+int ibv_cmd_create_cq(ibv_context *context, int cqe, ibv_comp_channel *channel,
+		      int comp_vector, ibv_cq *cq, struct ibv_create_cq *cmd,
+		      std::size_t cmd_size, ibv_create_cq_resp *resp,
+		      std::size_t resp_size);
+int ibv_cmd_destroy_cq(ibv_cq *cq);
+int ibv_cmd_create_qp(ibv_pd *pd, ibv_qp *qp, ibv_qp_init_attr *attr,
+		      struct ibv_create_qp *cmd, std::size_t cmd_size,
+		      ibv_create_qp_resp *resp, std::size_t resp_size);
+int ibv_cmd_modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask,
+		      struct ibv_modify_qp *cmd, std::size_t cmd_size);
+int ibv_cmd_query_qp(ibv_qp *qp, ibv_qp_attr *qp_attr, int attr_mask,
+		     ibv_qp_init_attr *qp_init_attr, struct ibv_query_qp *cmd,
+		     std::size_t cmd_size);
+int ibv_cmd_destroy_qp(ibv_qp *qp);
+int ibv_cmd_create_srq(ibv_pd *pd, ibv_srq *srq, ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, std::size_t cmd_size,
+		       ibv_create_srq_resp *resp, std::size_t resp_size);
+int ibv_cmd_modify_srq(ibv_srq *srq, ibv_srq_attr *srq_attr, int srq_attr_mask,
+		       struct ibv_modify_srq *cmd, std::size_t cmd_size);
+int ibv_cmd_query_srq(ibv_srq *srq, ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, std::size_t cmd_size);
+int ibv_cmd_destroy_srq(ibv_srq *srq);
 
 } // extern "C"
 // NOLINTEND(modernize-avoid-c-arrays,cppcoreguidelines-avoid-c-arrays)
@@ -405,6 +623,12 @@ static_assert(sizeof(verbs_mr) == 56);
 static_assert(offsetof(verbs_mr, mr_type) == 48);
 static_assert(offsetof(verbs_mr, access) == 52);
 
+static_assert(offsetof(verbs_qp, qp) == 0);
+static_assert(offsetof(verbs_qp, qp_ex) == 0);
+static_assert(offsetof(ibv_qp_ex, qp_base) == 0);
+static_assert(offsetof(verbs_qp, comp_mask) == sizeof(ibv_qp_ex));
+static_assert(offsetof(verbs_qp, xrcd) == sizeof(ibv_qp_ex) + kPtr);
+
 /* 76 slots; spot-check both ends and the slots this provider fills. */
 constexpr std::size_t kContextOpsSlots = 76;
 static_assert(sizeof(verbs_context_ops) == kContextOpsSlots * kPtr);
@@ -419,6 +643,22 @@ static_assert(offsetof(verbs_context_ops, query_port) == 60 * kPtr);
 static_assert(offsetof(verbs_context_ops, query_qp_data_in_order) ==
 	      62 * kPtr);
 static_assert(offsetof(verbs_context_ops, unimport_pd) == 75 * kPtr);
+static_assert(offsetof(verbs_context_ops, create_cq) == 15 * kPtr);
+static_assert(offsetof(verbs_context_ops, create_qp) == 19 * kPtr);
+static_assert(offsetof(verbs_context_ops, create_srq) == 22 * kPtr);
+static_assert(offsetof(verbs_context_ops, dereg_mr) == 28 * kPtr);
+static_assert(offsetof(verbs_context_ops, destroy_cq) == 31 * kPtr);
+static_assert(offsetof(verbs_context_ops, destroy_qp) == 34 * kPtr);
+static_assert(offsetof(verbs_context_ops, destroy_srq) == 36 * kPtr);
+static_assert(offsetof(verbs_context_ops, modify_qp) == 47 * kPtr);
+static_assert(offsetof(verbs_context_ops, modify_srq) == 49 * kPtr);
+static_assert(offsetof(verbs_context_ops, post_recv) == 54 * kPtr);
+static_assert(offsetof(verbs_context_ops, post_send) == 55 * kPtr);
+static_assert(offsetof(verbs_context_ops, post_srq_recv) == 57 * kPtr);
+static_assert(offsetof(verbs_context_ops, query_qp) == 61 * kPtr);
+static_assert(offsetof(verbs_context_ops, query_srq) == 64 * kPtr);
+static_assert(offsetof(verbs_context_ops, reg_mr) == 68 * kPtr);
+static_assert(offsetof(verbs_context_ops, req_notify_cq) == 69 * kPtr);
 
 /* Commands: the uverbs header, then exactly the kernel's fixed part. */
 static_assert(sizeof(ib_uverbs_cmd_hdr) == 8);
@@ -460,6 +700,243 @@ static_assert(offsetof(struct ibv_alloc_pd, response) ==
 
 static_assert(sizeof(ibv_alloc_pd_resp) == 4);
 static_assert(sizeof(ibv_alloc_pd_resp) == sizeof(ib_uverbs_alloc_pd_resp));
+
+static_assert(sizeof(struct ibv_reg_mr) == 48);
+static_assert(sizeof(struct ibv_reg_mr) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_reg_mr));
+static_assert(offsetof(struct ibv_reg_mr, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) + offsetof(ib_uverbs_reg_mr, response));
+static_assert(offsetof(struct ibv_reg_mr, start) ==
+	      sizeof(ib_uverbs_cmd_hdr) + offsetof(ib_uverbs_reg_mr, start));
+static_assert(offsetof(struct ibv_reg_mr, length) ==
+	      sizeof(ib_uverbs_cmd_hdr) + offsetof(ib_uverbs_reg_mr, length));
+static_assert(offsetof(struct ibv_reg_mr, hca_va) ==
+	      sizeof(ib_uverbs_cmd_hdr) + offsetof(ib_uverbs_reg_mr, hca_va));
+static_assert(offsetof(struct ibv_reg_mr, pd_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_reg_mr, pd_handle));
+static_assert(offsetof(struct ibv_reg_mr, access_flags) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_reg_mr, access_flags));
+static_assert(sizeof(ibv_reg_mr_resp) == 12);
+static_assert(sizeof(ibv_reg_mr_resp) == sizeof(ib_uverbs_reg_mr_resp));
+static_assert(offsetof(ibv_reg_mr_resp, mr_handle) ==
+	      offsetof(ib_uverbs_reg_mr_resp, mr_handle));
+static_assert(offsetof(ibv_reg_mr_resp, lkey) ==
+	      offsetof(ib_uverbs_reg_mr_resp, lkey));
+static_assert(offsetof(ibv_reg_mr_resp, rkey) ==
+	      offsetof(ib_uverbs_reg_mr_resp, rkey));
+
+static_assert(sizeof(struct ibv_create_cq) == 40);
+static_assert(sizeof(struct ibv_create_cq) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_create_cq));
+static_assert(offsetof(struct ibv_create_cq, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_cq, response));
+static_assert(offsetof(struct ibv_create_cq, user_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_cq, user_handle));
+static_assert(offsetof(struct ibv_create_cq, cqe) ==
+	      sizeof(ib_uverbs_cmd_hdr) + offsetof(ib_uverbs_create_cq, cqe));
+static_assert(offsetof(struct ibv_create_cq, comp_vector) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_cq, comp_vector));
+static_assert(offsetof(struct ibv_create_cq, comp_channel) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_cq, comp_channel));
+static_assert(offsetof(struct ibv_create_cq, reserved) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_cq, reserved));
+static_assert(sizeof(ibv_create_cq_resp) == 8);
+static_assert(sizeof(ibv_create_cq_resp) ==
+	      sizeof(ib_uverbs_create_cq_resp));
+static_assert(offsetof(ibv_create_cq_resp, cq_handle) ==
+	      offsetof(ib_uverbs_create_cq_resp, cq_handle));
+static_assert(offsetof(ibv_create_cq_resp, cqe) ==
+	      offsetof(ib_uverbs_create_cq_resp, cqe));
+
+static_assert(sizeof(struct ibv_create_qp) == 64);
+static_assert(sizeof(struct ibv_create_qp) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_create_qp));
+static_assert(offsetof(struct ibv_create_qp, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_qp, response));
+static_assert(offsetof(struct ibv_create_qp, user_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_qp, user_handle));
+static_assert(offsetof(struct ibv_create_qp, pd_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_qp, pd_handle));
+static_assert(offsetof(struct ibv_create_qp, srq_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_qp, srq_handle));
+static_assert(offsetof(struct ibv_create_qp, max_inline_data) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_qp, max_inline_data));
+static_assert(offsetof(struct ibv_create_qp, sq_sig_all) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_qp, sq_sig_all));
+static_assert(offsetof(struct ibv_create_qp, qp_type) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_qp, qp_type));
+static_assert(offsetof(struct ibv_create_qp, is_srq) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_qp, is_srq));
+static_assert(offsetof(struct ibv_create_qp, reserved) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_qp, reserved));
+static_assert(sizeof(ibv_create_qp_resp) == 32);
+static_assert(sizeof(ibv_create_qp_resp) ==
+	      sizeof(ib_uverbs_create_qp_resp));
+static_assert(offsetof(ibv_create_qp_resp, qp_handle) ==
+	      offsetof(ib_uverbs_create_qp_resp, qp_handle));
+static_assert(offsetof(ibv_create_qp_resp, qpn) ==
+	      offsetof(ib_uverbs_create_qp_resp, qpn));
+static_assert(offsetof(ibv_create_qp_resp, max_inline_data) ==
+	      offsetof(ib_uverbs_create_qp_resp, max_inline_data));
+static_assert(offsetof(ibv_create_qp_resp, reserved) ==
+	      offsetof(ib_uverbs_create_qp_resp, reserved));
+
+static_assert(sizeof(struct ibv_modify_qp) == 120);
+static_assert(sizeof(struct ibv_modify_qp) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_modify_qp));
+static_assert(offsetof(struct ibv_modify_qp, alt_dest) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_modify_qp, alt_dest));
+static_assert(offsetof(struct ibv_modify_qp, qp_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_modify_qp, qp_handle));
+static_assert(offsetof(struct ibv_modify_qp, attr_mask) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_modify_qp, attr_mask));
+static_assert(offsetof(struct ibv_modify_qp, pkey_index) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_modify_qp, pkey_index));
+static_assert(offsetof(struct ibv_modify_qp, qp_state) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_modify_qp, qp_state));
+static_assert(offsetof(struct ibv_modify_qp, alt_timeout) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_modify_qp, alt_timeout));
+static_assert(offsetof(struct ibv_modify_qp, reserved) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_modify_qp, reserved));
+
+static_assert(sizeof(struct ibv_query_qp) == 24);
+static_assert(sizeof(struct ibv_query_qp) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_query_qp));
+static_assert(offsetof(struct ibv_query_qp, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_query_qp, response));
+static_assert(offsetof(struct ibv_query_qp, qp_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_query_qp, qp_handle));
+static_assert(offsetof(struct ibv_query_qp, attr_mask) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_query_qp, attr_mask));
+
+static_assert(sizeof(struct ibv_create_srq) == 40);
+static_assert(sizeof(struct ibv_create_srq) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_create_srq));
+static_assert(offsetof(struct ibv_create_srq, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_srq, response));
+static_assert(offsetof(struct ibv_create_srq, user_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_srq, user_handle));
+static_assert(offsetof(struct ibv_create_srq, pd_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_srq, pd_handle));
+static_assert(offsetof(struct ibv_create_srq, max_wr) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_srq, max_wr));
+static_assert(offsetof(struct ibv_create_srq, max_sge) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_srq, max_sge));
+static_assert(offsetof(struct ibv_create_srq, srq_limit) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_create_srq, srq_limit));
+static_assert(sizeof(ibv_create_srq_resp) == 16);
+static_assert(sizeof(ibv_create_srq_resp) ==
+	      sizeof(ib_uverbs_create_srq_resp));
+static_assert(offsetof(ibv_create_srq_resp, srq_handle) ==
+	      offsetof(ib_uverbs_create_srq_resp, srq_handle));
+static_assert(offsetof(ibv_create_srq_resp, max_wr) ==
+	      offsetof(ib_uverbs_create_srq_resp, max_wr));
+static_assert(offsetof(ibv_create_srq_resp, max_sge) ==
+	      offsetof(ib_uverbs_create_srq_resp, max_sge));
+static_assert(offsetof(ibv_create_srq_resp, srqn) ==
+	      offsetof(ib_uverbs_create_srq_resp, srqn));
+
+static_assert(sizeof(struct ibv_modify_srq) == 24);
+static_assert(sizeof(struct ibv_modify_srq) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_modify_srq));
+static_assert(offsetof(struct ibv_modify_srq, srq_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_modify_srq, srq_handle));
+static_assert(offsetof(struct ibv_modify_srq, attr_mask) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_modify_srq, attr_mask));
+static_assert(offsetof(struct ibv_modify_srq, max_wr) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_modify_srq, max_wr));
+static_assert(offsetof(struct ibv_modify_srq, srq_limit) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_modify_srq, srq_limit));
+
+static_assert(sizeof(struct ibv_query_srq) == 24);
+static_assert(sizeof(struct ibv_query_srq) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_query_srq));
+static_assert(offsetof(struct ibv_query_srq, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_query_srq, response));
+static_assert(offsetof(struct ibv_query_srq, srq_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_query_srq, srq_handle));
+static_assert(offsetof(struct ibv_query_srq, reserved) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_query_srq, reserved));
+
+static_assert(sizeof(struct ibv_post_send) == 32);
+static_assert(sizeof(struct ibv_post_send) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_post_send));
+static_assert(offsetof(struct ibv_post_send, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_send, response));
+static_assert(offsetof(struct ibv_post_send, qp_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_send, qp_handle));
+static_assert(offsetof(struct ibv_post_send, wr_count) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_send, wr_count));
+static_assert(offsetof(struct ibv_post_send, sge_count) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_send, sge_count));
+static_assert(offsetof(struct ibv_post_send, wqe_size) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_send, wqe_size));
+static_assert(sizeof(ib_uverbs_post_send_resp) == 4);
+
+static_assert(sizeof(struct ibv_post_recv) == 32);
+static_assert(sizeof(struct ibv_post_recv) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_post_recv));
+static_assert(offsetof(struct ibv_post_recv, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_recv, response));
+static_assert(offsetof(struct ibv_post_recv, qp_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_recv, qp_handle));
+static_assert(offsetof(struct ibv_post_recv, wr_count) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_recv, wr_count));
+static_assert(offsetof(struct ibv_post_recv, sge_count) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_recv, sge_count));
+static_assert(offsetof(struct ibv_post_recv, wqe_size) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_post_recv, wqe_size));
+static_assert(sizeof(ib_uverbs_post_recv_resp) == 4);
+
 
 /*
  * The extended query-device response comes from the kernel header

@@ -20,6 +20,9 @@
 #include <rdma/xiw-abi.h>
 
 #include "ibverbs_private.h"
+#include "mapping.h"
+#include "ring.h"
+#include "wr.h"
 
 namespace xiw {
 
@@ -109,6 +112,157 @@ int query_port(ibv_context *ibctx, std::uint8_t port_num,
 	       ibv_port_attr *port_attr) noexcept;
 ibv_pd *alloc_pd(ibv_context *ibctx) noexcept;
 int dealloc_pd(ibv_pd *ibpd) noexcept;
+
+/* ---- mr.cpp: memory regions ---------------------------------------------- */
+
+struct Mr {
+	verbs_mr vmr;
+
+	/* Registers the memory with the kernel; null with errno set. */
+	static std::unique_ptr<Mr> create(ibv_pd *pd, void *addr,
+					  std::size_t length,
+					  std::uint64_t hca_va,
+					  int access) noexcept;
+
+	static Mr *from(verbs_mr *vmr) noexcept
+	{
+		return reinterpret_cast<Mr *>(vmr);
+	}
+};
+static_assert(std::is_standard_layout_v<Mr>);
+static_assert(offsetof(Mr, vmr) == 0);
+
+struct ibv_mr *reg_mr(ibv_pd *pd, void *addr, std::size_t length,
+		      std::uint64_t hca_va, int access) noexcept;
+int dereg_mr(verbs_mr *vmr) noexcept;
+
+/* ---- cq.cpp: completion queues ------------------------------------------- */
+
+/*
+ * The kernel produces CQEs into the ring; the provider consumes them in
+ * poll_cq() and arms the CQ through the ring's cq_notify word.
+ */
+struct Cq {
+	ibv_cq ibcq;
+	/* Serialises pollers: guards cqes, whose index is ours alone. */
+	QueueLock lock;
+	MappedRing<xiw_cqe> ring;
+	RingConsumer<xiw_cqe> cqes;
+
+	/* Creates the kernel CQ and maps its ring; null with errno set. */
+	static std::unique_ptr<Cq> create(ibv_context *ibctx, int cqe,
+					  ibv_comp_channel *channel,
+					  int comp_vector) noexcept;
+
+	static Cq *from(ibv_cq *ibcq) noexcept
+	{
+		return reinterpret_cast<Cq *>(ibcq);
+	}
+};
+static_assert(std::is_standard_layout_v<Cq>);
+static_assert(offsetof(Cq, ibcq) == 0);
+
+/* 0 if the driver part of the CREATE_CQ response is usable, else EPROTO. */
+int check_create_cq_resp(const xiw_create_cq_resp &resp) noexcept;
+
+ibv_cq *create_cq(ibv_context *ibctx, int cqe, ibv_comp_channel *channel,
+		  int comp_vector) noexcept;
+int destroy_cq(ibv_cq *ibcq) noexcept;
+int poll_cq(ibv_cq *ibcq, int num_entries, ibv_wc *wc) noexcept;
+int req_notify_cq(ibv_cq *ibcq, int solicited_only) noexcept;
+
+/* ---- qp.cpp: queue pairs ------------------------------------------------- */
+
+/*
+ * The provider produces SQEs and RQEs; the kernel consumes them, and tells
+ * the QP's state and whether it is busy with the SQ through the rings'
+ * control blocks. A QP attached to an SRQ has no RQ ring.
+ */
+struct Qp {
+	verbs_qp vqp;
+	/* Serialises posters on the SQ: guards sq, whose index is ours. */
+	QueueLock sq_lock;
+	/* Serialises posters on the RQ: guards rq, likewise. */
+	QueueLock rq_lock;
+	MappedRing<xiw_sqe> sq_ring;
+	MappedRing<xiw_rqe> rq_ring; /* empty with an SRQ */
+	RingProducer<xiw_sqe> sq;
+	RingProducer<xiw_rqe> rq;
+	SendLimits send_limits;
+	std::uint32_t max_recv_sge;
+
+	/*
+	 * Creates the kernel QP (RC only) and maps its rings; null with errno
+	 * set. attr->cap is updated to what the kernel granted.
+	 */
+	static std::unique_ptr<Qp> create(ibv_pd *pd,
+					  ibv_qp_init_attr *attr) noexcept;
+
+	static Qp *from(ibv_qp *ibqp) noexcept
+	{
+		/* ibqp is vqp.qp, a member of the union at offset 0. */
+		return reinterpret_cast<Qp *>(ibqp);
+	}
+
+	/* The member of the verbs_qp union that libibverbs knows the QP by. */
+	ibv_qp &ibqp() noexcept
+	{
+		// NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
+		return vqp.qp;
+	}
+};
+static_assert(std::is_standard_layout_v<Qp>);
+static_assert(offsetof(Qp, vqp) == 0);
+
+/*
+ * 0 if the driver part of the CREATE_QP response is usable for a QP with
+ * or without an SRQ, else EPROTO.
+ */
+int check_create_qp_resp(const xiw_create_qp_resp &resp, bool has_srq) noexcept;
+
+ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr) noexcept;
+int modify_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask) noexcept;
+int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask,
+	     ibv_qp_init_attr *init_attr) noexcept;
+int destroy_qp(ibv_qp *ibqp) noexcept;
+int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept;
+int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept;
+
+/* ---- srq.cpp: shared receive queues -------------------------------------- */
+
+/*
+ * Like a QP's RQ, without a doorbell: the kernel takes RQEs as it needs
+ * them.
+ */
+struct Srq {
+	ibv_srq ibsrq;
+	/* Serialises posters: guards rqes, whose index is ours alone. */
+	QueueLock lock;
+	MappedRing<xiw_rqe> ring;
+	RingProducer<xiw_rqe> rqes;
+	std::uint32_t max_sge;
+
+	/* Creates the kernel SRQ and maps its ring; null with errno set. */
+	static std::unique_ptr<Srq> create(ibv_pd *pd,
+					   ibv_srq_init_attr *attr) noexcept;
+
+	static Srq *from(ibv_srq *ibsrq) noexcept
+	{
+		return reinterpret_cast<Srq *>(ibsrq);
+	}
+};
+static_assert(std::is_standard_layout_v<Srq>);
+static_assert(offsetof(Srq, ibsrq) == 0);
+
+/* 0 if the driver part of the CREATE_SRQ response is usable, else EPROTO. */
+int check_create_srq_resp(const xiw_create_srq_resp &resp) noexcept;
+
+ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr) noexcept;
+int modify_srq(ibv_srq *ibsrq, ibv_srq_attr *attr, int attr_mask) noexcept;
+int query_srq(ibv_srq *ibsrq, ibv_srq_attr *attr) noexcept;
+int destroy_srq(ibv_srq *ibsrq) noexcept;
+int post_srq_recv(ibv_srq *ibsrq, ibv_recv_wr *wr,
+		  ibv_recv_wr **bad_wr) noexcept;
 
 } // namespace xiw
 

@@ -60,6 +60,32 @@ TEST(AbiLayout, CommandSizes)
 	EXPECT_EQ(sizeof(ibv_alloc_pd_resp), 4U);
 }
 
+/* The queue and MR commands, and the doorbells xiw writes itself. */
+TEST(AbiLayout, QueueCommandSizes)
+{
+	EXPECT_EQ(sizeof(struct ibv_reg_mr), 48U);
+	EXPECT_EQ(sizeof(ibv_reg_mr_resp), 12U);
+	EXPECT_EQ(sizeof(struct ibv_create_cq), 40U);
+	EXPECT_EQ(sizeof(ibv_create_cq_resp), 8U);
+	EXPECT_EQ(sizeof(struct ibv_create_qp), 64U);
+	EXPECT_EQ(sizeof(ibv_create_qp_resp), 32U);
+	EXPECT_EQ(sizeof(struct ibv_modify_qp), 120U);
+	EXPECT_EQ(sizeof(struct ibv_query_qp), 24U);
+	EXPECT_EQ(sizeof(struct ibv_create_srq), 40U);
+	EXPECT_EQ(sizeof(ibv_create_srq_resp), 16U);
+	EXPECT_EQ(sizeof(struct ibv_modify_srq), 24U);
+	EXPECT_EQ(sizeof(struct ibv_query_srq), 24U);
+	EXPECT_EQ(sizeof(struct ibv_post_send), 32U);
+	EXPECT_EQ(sizeof(struct ibv_post_recv), 32U);
+}
+
+/* ibv_qp_to_qp_ex() reads comp_mask behind every QP. */
+TEST(AbiLayout, VerbsQp)
+{
+	EXPECT_EQ(offsetof(verbs_qp, comp_mask), sizeof(ibv_qp_ex));
+	EXPECT_EQ(offsetof(xiw::Qp, vqp), 0U);
+}
+
 TEST(AbiLayout, OffsetsLibibverbsReads)
 {
 	EXPECT_EQ(offsetof(verbs_device, ops), 664U);

@@ -88,9 +88,15 @@ protected:
 		root() = tmpl;
 		write(root() / "class/infiniband_verbs/abi_version", "6\n");
 
-		add_device(0, "myxiw", 1, "1\n"); /* ours */
-		add_device(1, "roce0", 1, nullptr); /* some other driver's */
-		add_device(2, "oldxiw", 2, "2\n"); /* ours, but another ABI */
+		const std::string ours = std::to_string(XIW_ABI_VERSION) + "\n";
+		const std::string other =
+			std::to_string(XIW_ABI_VERSION + 1) + "\n";
+		/* Ours. */
+		add_device(0, "myxiw", XIW_ABI_VERSION, ours.c_str());
+		/* Some other driver's. */
+		add_device(1, "roce0", XIW_ABI_VERSION, nullptr);
+		/* Ours, but of another ABI. */
+		add_device(2, "oldxiw", XIW_ABI_VERSION + 1, other.c_str());
 
 		// Both read once, at libibverbs's first device scan.
 		setenv("SYSFS_PATH", root().c_str(), 1);
@@ -206,7 +212,7 @@ TEST_F(Discovery, ClaimsTheXiwDevice)
 	EXPECT_EQ(std::string_view(
 			  static_cast<const char *>(vdev->sysfs->ibdev_name)),
 		  "myxiw");
-	EXPECT_EQ(vdev->sysfs->abi_ver, 1U);
+	EXPECT_EQ(vdev->sysfs->abi_ver, unsigned{XIW_ABI_VERSION});
 	EXPECT_EQ(vdev->sysfs->node_type, IBV_NODE_RNIC);
 }
 

@@ -26,6 +26,12 @@ namespace {
 
 using xiw::parse_abi_attr;
 
+/* The attribute as an xiw kernel of this ABI writes it. */
+std::string our_attr()
+{
+	return std::to_string(XIW_ABI_VERSION) + "\n";
+}
+
 TEST(ParseAbiAttr, AcceptsWhatTheKernelWrites)
 {
 	EXPECT_EQ(parse_abi_attr("1\n"), std::optional<std::uint32_t>(1));
@@ -86,13 +92,13 @@ protected:
 
 TEST_F(FakeIbdev, ClaimsADeviceWithTheAttribute)
 {
-	write_attr(XIW_SYSFS_ABI_ATTR, "1\n");
+	write_attr(XIW_SYSFS_ABI_ATTR, our_attr());
 	EXPECT_TRUE(matches());
 }
 
 TEST_F(FakeIbdev, ClaimsWithoutTrailingNewline)
 {
-	write_attr(XIW_SYSFS_ABI_ATTR, "1");
+	write_attr(XIW_SYSFS_ABI_ATTR, std::to_string(XIW_ABI_VERSION));
 	EXPECT_TRUE(matches());
 }
 
@@ -140,7 +146,7 @@ TEST_F(FakeIbdev, RefusesAnAttributeThatIsADirectory)
 /* The attribute is read from ibdev_path, not from anywhere else. */
 TEST_F(FakeIbdev, ReadsFromIbdevPath)
 {
-	write_attr(XIW_SYSFS_ABI_ATTR, "1\n");
+	write_attr(XIW_SYSFS_ABI_ATTR, our_attr());
 	ASSERT_TRUE(matches());
 	sysfs_.ibdev_path[0] = '\0';
 	EXPECT_FALSE(matches());

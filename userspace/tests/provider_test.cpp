@@ -3,203 +3,32 @@
  * The provider's entry points, end to end through libibverbs, against a
  * fake kernel.
  *
- * Without the xiw module there is no uverbs device, so this test plays the
- * kernel. The command fd is /dev/null: ioctl() on it fails with ENOTTY,
- * which libibverbs takes for a kernel without the ioctl interface, so it
- * falls back to the legacy write() commands. This binary defines write(),
- * which libibverbs's calls bind to ahead of libc's, and answers commands
- * written to that fd the way the kernel's uverbs write handlers do: the
- * response goes to the user address given in the command. Every other fd
- * goes to the real system call.
+ * Without the xiw module there is no uverbs device, so the test plays the
+ * kernel (fake_kernel.h). The queues and the data path have tests of their
+ * own (queues_test.cpp, datapath_test.cpp).
  */
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <string_view>
-#include <vector>
 
 #include <fcntl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <rdma/ib_user_verbs.h>
 #include <rdma/xiw-abi.h>
 
+#include "fake_kernel.h"
 #include "ibverbs_private.h"
 #include "match.h"
 #include "xiw.h"
 
 namespace {
 
-struct SeenCommand {
-	std::uint32_t command;
-	std::uint16_t in_words;
-	std::uint16_t out_words;
-	std::size_t bytes;
-};
-
-struct FakeKernel {
-	int cmd_fd = -1;
-	int async_fd = -1; /* handed out by GET_CONTEXT */
-
-	/* What GET_CONTEXT answers. */
-	int get_context_errno = 0;
-	bool write_driver_resp = true;
-	std::uint32_t abi_version = XIW_ABI_VERSION;
-
-	int alloc_pd_errno = 0;
-	int dealloc_pd_errno = 0;
-	std::uint32_t next_pd_handle = 42;
-	std::vector<std::uint32_t> live_pds;
-
-	std::uint8_t queried_port = 0;
-	std::vector<SeenCommand> seen;
-};
-FakeKernel kernel;
-
-/* Copies the answer to the user address the command names. */
-void put_response(std::uint64_t response, const void *data, std::size_t len)
-{
-	auto *dst = reinterpret_cast<void *>( // NOLINT(performance-no-int-to-ptr)
-		static_cast<std::uintptr_t>(response));
-	std::memcpy(dst, data, len);
-}
-
-template <typename T> T read_at(const std::byte *cmd, std::size_t offset)
-{
-	T value{};
-	std::memcpy(&value, cmd + offset, sizeof(value));
-	return value;
-}
-
-ssize_t fail(int err)
-{
-	errno = err;
-	return -1;
-}
-
-ssize_t fake_ex_command(const std::byte *cmd, std::size_t len,
-			const ib_uverbs_cmd_hdr &hdr)
-{
-	const auto ex = read_at<ib_uverbs_ex_cmd_hdr>(cmd, sizeof(hdr));
-	const std::uint32_t command =
-		hdr.command & ~IB_USER_VERBS_CMD_FLAG_EXTENDED;
-
-	if (command != IB_USER_VERBS_EX_CMD_QUERY_DEVICE) {
-		return fail(EOPNOTSUPP);
-	}
-	ib_uverbs_ex_query_device_resp resp{};
-	const std::size_t out = std::min(std::size_t{hdr.out_words} * 8,
-					 sizeof(resp));
-	resp.base.max_qp = 77;
-	resp.base.phys_port_cnt = 1;
-	resp.response_length = static_cast<std::uint32_t>(out);
-	put_response(ex.response, &resp, out);
-	return static_cast<ssize_t>(len);
-}
-
-ssize_t fake_uverbs_write(const void *buf, std::size_t len)
-{
-	const auto *cmd = static_cast<const std::byte *>(buf);
-	ib_uverbs_cmd_hdr hdr{};
-
-	if (len < sizeof(hdr)) {
-		return fail(EINVAL);
-	}
-	std::memcpy(&hdr, cmd, sizeof(hdr));
-	kernel.seen.push_back({hdr.command, hdr.in_words, hdr.out_words, len});
-
-	if ((hdr.command & IB_USER_VERBS_CMD_FLAG_EXTENDED) != 0) {
-		return fake_ex_command(cmd, len, hdr);
-	}
-	if (std::size_t{hdr.in_words} * 4 != len) {
-		return fail(EINVAL);
-	}
-	const std::size_t out = std::size_t{hdr.out_words} * 4;
-	/* Every core command below starts with the response address. */
-	const auto response = read_at<std::uint64_t>(cmd, sizeof(hdr));
-
-	switch (hdr.command) {
-	case IB_USER_VERBS_CMD_GET_CONTEXT: {
-		/* The kernel's core response, then the driver's, back to back. */
-		ib_uverbs_get_context_resp core{};
-		xiw_alloc_ucontext_resp drv{};
-		std::array<std::byte, sizeof(core) + sizeof(drv)> resp{};
-
-		if (kernel.get_context_errno != 0) {
-			return fail(kernel.get_context_errno);
-		}
-		if (out < sizeof(core)) {
-			return fail(ENOSPC);
-		}
-		kernel.async_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		core.async_fd = static_cast<std::uint32_t>(kernel.async_fd);
-		core.num_comp_vectors = 1;
-		drv.abi_version = kernel.abi_version;
-		std::memcpy(resp.data(), &core, sizeof(core));
-		std::memcpy(resp.data() + sizeof(core), &drv, sizeof(drv));
-		put_response(response, resp.data(),
-			     kernel.write_driver_resp ?
-				     std::min(out, resp.size()) :
-				     sizeof(core));
-		break;
-	}
-	case IB_USER_VERBS_CMD_QUERY_DEVICE: {
-		ib_uverbs_query_device_resp resp{};
-
-		resp.max_qp = 77;
-		resp.phys_port_cnt = 1;
-		put_response(response, &resp, std::min(out, sizeof(resp)));
-		break;
-	}
-	case IB_USER_VERBS_CMD_QUERY_PORT: {
-		ib_uverbs_query_port_resp resp{};
-
-		kernel.queried_port = read_at<std::uint8_t>(
-			cmd, sizeof(hdr) + offsetof(ib_uverbs_query_port, port_num));
-		resp.state = IBV_PORT_ACTIVE;
-		resp.max_mtu = IBV_MTU_4096;
-		resp.active_mtu = IBV_MTU_1024;
-		resp.gid_tbl_len = 1;
-		resp.pkey_tbl_len = 1;
-		put_response(response, &resp, std::min(out, sizeof(resp)));
-		break;
-	}
-	case IB_USER_VERBS_CMD_ALLOC_PD: {
-		ib_uverbs_alloc_pd_resp resp{};
-
-		if (kernel.alloc_pd_errno != 0) {
-			return fail(kernel.alloc_pd_errno);
-		}
-		resp.pd_handle = kernel.next_pd_handle++;
-		kernel.live_pds.push_back(resp.pd_handle);
-		put_response(response, &resp, std::min(out, sizeof(resp)));
-		break;
-	}
-	case IB_USER_VERBS_CMD_DEALLOC_PD: {
-		const auto handle = read_at<std::uint32_t>(cmd, sizeof(hdr));
-		auto it = std::find(kernel.live_pds.begin(),
-				    kernel.live_pds.end(), handle);
-
-		if (kernel.dealloc_pd_errno != 0) {
-			return fail(kernel.dealloc_pd_errno);
-		}
-		if (it == kernel.live_pds.end()) {
-			return fail(EINVAL);
-		}
-		kernel.live_pds.erase(it);
-		break;
-	}
-	default:
-		return fail(EOPNOTSUPP);
-	}
-	return static_cast<ssize_t>(len);
-}
+using xiw_test::kernel;
+using xiw_test::SeenCommand;
 
 bool fd_is_open(int fd)
 {
@@ -211,72 +40,7 @@ template <typename Fn> const void *addr(Fn fn)
 	return reinterpret_cast<const void *>(fn);
 }
 
-} // namespace
-
-/* Interposes libc's write() for libibverbs; see the top of the file. */
-extern "C" ssize_t write(int fd, const void *buf, std::size_t count)
-{
-	if (fd >= 0 && fd == kernel.cmd_fd) {
-		return fake_uverbs_write(buf, count);
-	}
-	return syscall(SYS_write, fd, buf, count);
-}
-
-namespace {
-
-class Provider : public ::testing::Test {
-protected:
-	void SetUp() override
-	{
-		kernel = FakeKernel{};
-
-		// What libibverbs does with a device the provider claimed.
-		vdev_ = xiw::kDeviceOps.alloc_device(&sysfs_);
-		ASSERT_NE(vdev_, nullptr);
-		vdev_->ops = &xiw::kDeviceOps;
-		vdev_->refcount = 1;
-		vdev_->sysfs = &sysfs_;
-		sysfs_.num_ports = kSysfsPorts;
-		constexpr std::string_view kName = "xiw_test0";
-		kName.copy(static_cast<char *>(vdev_->device.name), kName.size());
-
-		kernel.cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-		ASSERT_GE(kernel.cmd_fd, 0);
-	}
-
-	void TearDown() override
-	{
-		kernel.cmd_fd = -1;
-		if (vdev_ == nullptr) {
-			return;
-		}
-		EXPECT_EQ(vdev_->refcount, 1) << "a context was leaked";
-		xiw::kDeviceOps.uninit_device(vdev_);
-	}
-
-	/* ibv_open_device() without the sysfs lookup. */
-	ibv_context *open_context()
-	{
-		verbs_context *vctx = xiw::kDeviceOps.alloc_context(
-			&vdev_->device, kernel.cmd_fd, nullptr);
-		return vctx == nullptr ? nullptr : &vctx->context;
-	}
-
-	[[nodiscard]] static const SeenCommand *last_seen(std::uint32_t command)
-	{
-		auto it = std::find_if(kernel.seen.rbegin(), kernel.seen.rend(),
-				       [command](const SeenCommand &seen) {
-					       return seen.command == command;
-				       });
-		return it == kernel.seen.rend() ? nullptr : &*it;
-	}
-
-	/* Distinct from the kernel's phys_port_cnt, to tell the two apart. */
-	static constexpr std::uint32_t kSysfsPorts = 3;
-
-	verbs_sysfs_dev sysfs_{};
-	verbs_device *vdev_ = nullptr;
-};
+using Provider = xiw_test::FakeDevice;
 
 TEST_F(Provider, OpensAndClosesAContext)
 {
@@ -299,6 +63,33 @@ TEST_F(Provider, OpensAndClosesAContext)
 	EXPECT_EQ(ibv_close_device(ctx), 0);
 	EXPECT_FALSE(fd_is_open(cmd_fd));
 	EXPECT_FALSE(fd_is_open(async_fd));
+}
+
+TEST_F(Provider, PublishesTheQueueAndDataPathOps)
+{
+	ibv_context *ctx = open_context();
+	ASSERT_NE(ctx, nullptr) << std::strerror(errno);
+
+	/* The data path, which libibverbs's inline verbs call directly. */
+	EXPECT_EQ(addr(ctx->ops.poll_cq), addr(&xiw::poll_cq));
+	EXPECT_EQ(addr(ctx->ops.post_send), addr(&xiw::post_send));
+	EXPECT_EQ(addr(ctx->ops.post_recv), addr(&xiw::post_recv));
+	EXPECT_EQ(addr(ctx->ops.post_srq_recv), addr(&xiw::post_srq_recv));
+	EXPECT_EQ(addr(ctx->ops.req_notify_cq), addr(&xiw::req_notify_cq));
+	/* The rest, seen through libibverbs's compatibility pointers. */
+	EXPECT_EQ(addr(ctx->ops._compat_create_cq), addr(&xiw::create_cq));
+	EXPECT_EQ(addr(ctx->ops._compat_destroy_cq), addr(&xiw::destroy_cq));
+	EXPECT_EQ(addr(ctx->ops._compat_create_qp), addr(&xiw::create_qp));
+	EXPECT_EQ(addr(ctx->ops._compat_modify_qp), addr(&xiw::modify_qp));
+	EXPECT_EQ(addr(ctx->ops._compat_query_qp), addr(&xiw::query_qp));
+	EXPECT_EQ(addr(ctx->ops._compat_destroy_qp), addr(&xiw::destroy_qp));
+	EXPECT_EQ(addr(ctx->ops._compat_create_srq), addr(&xiw::create_srq));
+	EXPECT_EQ(addr(ctx->ops._compat_modify_srq), addr(&xiw::modify_srq));
+	EXPECT_EQ(addr(ctx->ops._compat_query_srq), addr(&xiw::query_srq));
+	EXPECT_EQ(addr(ctx->ops._compat_destroy_srq), addr(&xiw::destroy_srq));
+	EXPECT_EQ(addr(ctx->ops._compat_reg_mr), addr(&xiw::reg_mr));
+	EXPECT_EQ(addr(ctx->ops._compat_dereg_mr), addr(&xiw::dereg_mr));
+	EXPECT_EQ(ibv_close_device(ctx), 0);
 }
 
 /* The kernel sees the core command alone, and room for its xiw response. */

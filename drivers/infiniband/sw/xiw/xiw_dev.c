@@ -135,6 +135,11 @@ static struct xiw_device *xiw_alloc(struct net_device *ndev)
 	netdev_hold(ndev, &xdev->netdev_tracker, GFP_KERNEL);
 	xdev->netdev = ndev;
 
+	xa_init_flags(&xdev->qp_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&xdev->mr_xa, XA_FLAGS_ALLOC1);
+	/* The doorbells of user posts: a post with no work request. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	ibdev->node_type = RDMA_NODE_RNIC;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();

@@ -174,15 +174,20 @@ static void xiw_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/* Count one more object against limit; false (and no count) if full. */
+bool xiw_count_get(atomic_t *count, int limit)
+{
+	if (atomic_inc_return(count) > limit) {
+		atomic_dec(count);
+		return false;
+	}
+	return true;
+}
+
 static int xiw_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	struct xiw_device *xdev = to_xdev(ibpd->device);
-
-	if (atomic_inc_return(&xdev->num_pd) > XIW_MAX_PD) {
-		atomic_dec(&xdev->num_pd);
-		return -ENOMEM;
-	}
-	return 0;
+	return xiw_count_get(&to_xdev(ibpd->device)->num_pd, XIW_MAX_PD) ?
+		0 : -ENOMEM;
 }
 
 static int xiw_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
@@ -207,6 +212,11 @@ static const struct attribute_group xiw_dev_attr_group = {
 	.attrs = xiw_dev_attrs,
 };
 
+/*
+ * Kernel consumers (rdma_cm, ULPs) need poll_cq, req_notify_cq and
+ * get_dma_mr too; without them the core offers xiw devices to uverbs
+ * only, which is what we want until the connection manager exists.
+ */
 const struct ib_device_ops xiw_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -215,15 +225,34 @@ const struct ib_device_ops xiw_dev_ops = {
 
 	.alloc_pd = xiw_alloc_pd,
 	.alloc_ucontext = xiw_alloc_ucontext,
+	.create_cq = xiw_create_cq,
+	.create_qp = xiw_create_qp,
+	.create_srq = xiw_create_srq,
 	.dealloc_driver = xiw_dealloc_driver,
 	.dealloc_pd = xiw_dealloc_pd,
 	.dealloc_ucontext = xiw_dealloc_ucontext,
+	.dereg_mr = xiw_dereg_mr,
+	.destroy_cq = xiw_destroy_cq,
+	.destroy_qp = xiw_destroy_qp,
+	.destroy_srq = xiw_destroy_srq,
 	.disassociate_ucontext = xiw_disassociate_ucontext,
 	.get_port_immutable = xiw_get_port_immutable,
+	.mmap = xiw_mmap,
+	.mmap_free = xiw_mmap_free,
+	.modify_qp = xiw_modify_qp,
+	.modify_srq = xiw_modify_srq,
+	.post_recv = xiw_post_recv,
+	.post_send = xiw_post_send,
 	.query_device = xiw_query_device,
 	.query_gid = xiw_query_gid,
 	.query_port = xiw_query_port,
+	.query_qp = xiw_query_qp,
+	.query_srq = xiw_query_srq,
+	.reg_user_mr = xiw_reg_user_mr,
 
+	INIT_RDMA_OBJ_SIZE(ib_cq, xiw_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, xiw_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, xiw_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, xiw_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, xiw_ucontext, ibuc),
 };

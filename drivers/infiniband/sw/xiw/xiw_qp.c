@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Queue pairs: creation with validated capabilities, the state machine
+ * behind modify_qp, and the flushing of work queues in the error state.
+ *
+ * Verbs states and the iWARP QP states of RFC 5040 section 10.1:
+ *   RESET, INIT, RTR  -> IDLE
+ *   RTS               -> RTS (requires an established connection)
+ *   SQD               -> CLOSING
+ *   SQE               -> TERMINATE
+ *   ERR               -> ERROR
+ */
+#include <linux/log2.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "xiw.h"
+
+#define XIW_QP_ATTR_MASK (IB_QP_STATE | IB_QP_CUR_STATE | \
+			  IB_QP_ACCESS_FLAGS | IB_QP_PKEY_INDEX | \
+			  IB_QP_PORT | IB_QP_MAX_QP_RD_ATOMIC | \
+			  IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_EN_SQD_ASYNC_NOTIFY)
+
+#define XIW_QP_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+static u32 xiw_ring_num(u32 wanted)
+{
+	return roundup_pow_of_two(max_t(u32, wanted, 1));
+}
+
+int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		  struct ib_udata *udata)
+{
+	struct xiw_device *xdev = to_xdev(ibqp->device);
+	struct xiw_qp *qp = to_xqp(ibqp);
+	struct xiw_create_qp_resp resp = {
+		.rq_key = XIW_INVALID_MMAP_KEY,
+		.max_inline = XIW_MAX_INLINE,
+	};
+	struct ib_qp_cap *cap = &attr->cap;
+	u32 id;
+	int rv;
+
+	/* Kernel consumers arrive with the connection manager. */
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (attr->qp_type != IB_QPT_RC || attr->create_flags)
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > XIW_MAX_QP_WR || cap->max_send_sge > XIW_MAX_SGE ||
+	    cap->max_inline_data > XIW_MAX_INLINE)
+		return -EINVAL;
+	if (!attr->srq && (cap->max_recv_wr > XIW_MAX_QP_WR ||
+			   cap->max_recv_sge > XIW_MAX_SGE))
+		return -EINVAL;
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+	if (!xiw_count_get(&xdev->num_qp, XIW_MAX_QP))
+		return -ENOMEM;
+
+	qp->xdev = xdev;
+	mutex_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->state = IB_QPS_RESET;
+	qp->scq = to_xcq(attr->send_cq);
+	qp->rcq = to_xcq(attr->recv_cq);
+	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+
+	rv = xiw_ring_alloc(&qp->sq, xiw_ring_num(cap->max_send_wr),
+			    sizeof(struct xiw_sqe), udata, &resp.sq_key);
+	if (rv)
+		goto err_count;
+	if (attr->srq) {
+		qp->srq = to_xsrq(attr->srq);
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	} else {
+		rv = xiw_ring_alloc(&qp->rq, xiw_ring_num(cap->max_recv_wr),
+				    sizeof(struct xiw_rqe), udata, &resp.rq_key);
+		if (rv)
+			goto err_sq;
+		cap->max_recv_wr = qp->rq.num;
+	}
+	cap->max_send_wr = qp->sq.num;
+	cap->max_inline_data = XIW_MAX_INLINE;
+	qp->cap = *cap;
+
+	rv = xa_alloc_cyclic(&xdev->qp_xa, &id, qp, XIW_ID_LIMIT,
+			     &xdev->qp_next, GFP_KERNEL);
+	if (rv < 0)
+		goto err_rq;
+	ibqp->qp_num = id;
+
+	resp.qp_id = id;
+	resp.num_sqe = qp->sq.num;
+	resp.num_rqe = qp->rq.num;
+	rv = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (rv)
+		goto err_id;
+	return 0;
+
+err_id:
+	xa_erase(&xdev->qp_xa, id);
+err_rq:
+	if (qp->rq.mem)
+		xiw_ring_free(&qp->rq);
+err_sq:
+	xiw_ring_free(&qp->sq);
+err_count:
+	atomic_dec(&xdev->num_qp);
+	return rv;
+}
+
+int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct xiw_qp *qp = to_xqp(ibqp);
+
+	xa_erase(&qp->xdev->qp_xa, ibqp->qp_num);
+	if (qp->rq.mem)
+		xiw_ring_free(&qp->rq);
+	xiw_ring_free(&qp->sq);
+	atomic_dec(&qp->xdev->num_qp);
+	return 0;
+}
+
+/* Completion opcode for a send queue entry, for flush completions. */
+static u8 xiw_sq_wc_opcode(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_UVERBS_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_RDMA_READ_WITH_INV:
+		return IB_UVERBS_WC_RDMA_READ;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_UVERBS_WC_LOCAL_INV;
+	default:
+		return IB_UVERBS_WC_SEND;
+	}
+}
+
+/*
+ * Take every published entry off a work queue, completing each with a
+ * flush error on cq (or silently with cq NULL, for a reset). Only wr_id
+ * and the opcode are read from a slot, each once: an entry's other
+ * fields do not matter to a flush. At most one lap of the ring per call,
+ * so a process that keeps re-publishing slots cannot hold us here.
+ * Caller holds the queue's lock.
+ */
+static void xiw_wq_drain(struct xiw_qp *qp, struct xiw_ring *ring,
+			 struct xiw_cq *cq, bool sq)
+{
+	struct xiw_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->ibqp.qp_num,
+		.opcode = IB_WC_RECV,
+	};
+
+	u32 n;
+
+	for (n = 0; n < ring->num; n++) {
+		/* wr_id sits at the same offset in SQEs and RQEs. */
+		struct xiw_rqe *slot = xiw_ring_slot(ring, ring->cons);
+		struct xiw_sqe *sqe = (struct xiw_sqe *)slot;
+
+		/* Acquire: pairs with the producer's release of the slot. */
+		if (!(smp_load_acquire(&slot->flags) & XIW_SLOT_VALID))
+			break;
+		cqe.wr_id = READ_ONCE(slot->wr_id);
+		if (sq)
+			cqe.opcode = xiw_sq_wc_opcode(READ_ONCE(sqe->opcode));
+		/* Release: our reads are done before the slot is reused. */
+		smp_store_release(&slot->flags, 0);
+		ring->cons++;
+		if (cq)
+			xiw_cq_add(cq, &cqe);
+	}
+}
+
+static void xiw_sq_drain(struct xiw_qp *qp, bool complete)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	xiw_wq_drain(qp, &qp->sq, complete ? qp->scq : NULL, true);
+}
+
+static void xiw_rq_drain(struct xiw_qp *qp, bool complete)
+{
+	lockdep_assert_held(&qp->rq_lock);
+	if (!qp->srq)
+		xiw_wq_drain(qp, &qp->rq, complete ? qp->rcq : NULL, false);
+}
+
+static void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/* Must hold state_lock. */
+static void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
+{
+	lockdep_assert_held(&qp->state_lock);
+	spin_lock_bh(&qp->sq_lock);
+	spin_lock(&qp->rq_lock);
+	qp->state = state;
+	WRITE_ONCE(qp->sq.ctrl->qp_state, state);
+	if (qp->rq.mem)
+		WRITE_ONCE(qp->rq.ctrl->qp_state, state);
+	/*
+	 * Entering ERR flushes what is queued (later posts are flushed at
+	 * their doorbell); RESET empties the queues without completions.
+	 */
+	if (state == IB_QPS_ERR || state == IB_QPS_RESET) {
+		xiw_sq_drain(qp, state == IB_QPS_ERR);
+		xiw_rq_drain(qp, state == IB_QPS_ERR);
+	}
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_bh(&qp->sq_lock);
+	/*
+	 * A QP on an SRQ takes no more receives once in ERR: tell the
+	 * consumer it may now destroy it without losing SRQ entries.
+	 */
+	if (state == IB_QPS_ERR && qp->srq)
+		xiw_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
+/* The transitions modify_qp accepts, from the verbs state diagram. */
+static bool xiw_transition_ok(enum ib_qp_state cur, enum ib_qp_state new)
+{
+	if (new == IB_QPS_RESET || new == IB_QPS_ERR)
+		return true;
+	switch (cur) {
+	case IB_QPS_RESET:
+		return new == IB_QPS_INIT;
+	case IB_QPS_INIT:
+		return new == IB_QPS_INIT || new == IB_QPS_RTR;
+	case IB_QPS_RTS:
+		return new == IB_QPS_RTS || new == IB_QPS_SQD;
+	case IB_QPS_SQD:
+		return new == IB_QPS_SQD;
+	default:
+		return false;
+	}
+	/*
+	 * No path leads to RTS here: an iWARP QP enters RTS when its TCP
+	 * connection and MPA negotiation complete, through the connection
+	 * manager, never by a bare modify_qp.
+	 */
+}
+
+int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata)
+{
+	struct xiw_qp *qp = to_xqp(ibqp);
+	enum ib_qp_state cur, new;
+	int rv = -EINVAL;
+
+	if (mask & ~XIW_QP_ATTR_MASK)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~XIW_QP_ACCESS))
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > XIW_MAX_ORD)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > XIW_MAX_IRD)
+		return -EINVAL;
+
+	mutex_lock(&qp->state_lock);
+	cur = qp->state;
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		goto out;
+	if (new > IB_QPS_ERR || !xiw_transition_ok(cur, new))
+		goto out;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->ord = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->ird = attr->max_dest_rd_atomic;
+	if (new != cur || new == IB_QPS_ERR)
+		xiw_qp_set_state(qp, new);
+	rv = 0;
+out:
+	mutex_unlock(&qp->state_lock);
+	return rv;
+}
+
+int xiw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init)
+{
+	struct xiw_qp *qp = to_xqp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	mutex_lock(&qp->state_lock);
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->qp_access_flags = qp->access;
+	attr->max_rd_atomic = qp->ord;
+	attr->max_dest_rd_atomic = qp->ird;
+	mutex_unlock(&qp->state_lock);
+	attr->cap = qp->cap;
+	attr->port_num = 1;
+	attr->path_mtu = ib_mtu_int_to_enum(READ_ONCE(qp->xdev->netdev->mtu));
+
+	init->qp_type = IB_QPT_RC;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/*
+ * User QPs post through their rings: a NULL work request list is the
+ * doorbell of a user post. Work requests built by uverbs from the legacy
+ * post commands are refused: that path would bypass the rings.
+ */
+int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad_wr)
+{
+	struct xiw_qp *qp = to_xqp(ibqp);
+
+	if (wr) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_bh(&qp->sq_lock);
+	if (qp->state == IB_QPS_ERR)
+		xiw_sq_drain(qp, true);
+	spin_unlock_bh(&qp->sq_lock);
+	return 0;
+}
+
+int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad_wr)
+{
+	struct xiw_qp *qp = to_xqp(ibqp);
+
+	if (wr) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_bh(&qp->rq_lock);
+	if (qp->state == IB_QPS_ERR)
+		xiw_rq_drain(qp, true);
+	spin_unlock_bh(&qp->rq_lock);
+	return 0;
+}

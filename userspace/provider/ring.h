@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The slot protocol of xiw's shared rings (rdma/xiw-abi.h, "Shared rings"),
+ * independent of where the ring lives: the provider runs it on the rings it
+ * maps from the kernel, the unit tests on ordinary memory with both sides
+ * in user space.
+ *
+ * A ring is a power-of-two number of slots. The producer and the consumer
+ * each keep a free-running index that no one else reads; ownership of a
+ * slot travels in its flags word alone, which is the first member of every
+ * slot type and is only ever touched atomically:
+ *
+ *   producer: acquire-load flags, find VALID clear (the consumer is done
+ *             with the slot: its copy happened before its release store);
+ *             write the body; release-store flags | VALID.
+ *   consumer: acquire-load flags, find VALID set (the body is complete);
+ *             copy the body; release-store 0 (the producer may reuse it).
+ *
+ * Neither side ever writes the other's index or reads a slot it does not
+ * own, so the only synchronisation needed is on the flags word.
+ */
+#ifndef XIW_RING_H
+#define XIW_RING_H
+
+#include <atomic>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <pthread.h>
+
+#include <rdma/xiw-abi.h>
+
+namespace xiw {
+
+/*
+ * The kernel accesses the same words with READ_ONCE/smp_load_acquire and
+ * smp_store_release: an atomic_ref that fell back to a lock would not
+ * synchronise with it.
+ */
+static_assert(std::atomic_ref<std::uint32_t>::is_always_lock_free);
+static_assert(sizeof(xiw_ring_ctrl) == 64);
+
+/*
+ * A word of shared memory that the other side writes or reads concurrently:
+ * a slot's flags, or a field of struct xiw_ring_ctrl.
+ */
+inline std::atomic_ref<std::uint32_t> shared_word(std::uint32_t &word) noexcept
+{
+	return std::atomic_ref<std::uint32_t>(word);
+}
+
+/* The most slots accepted in a ring; the device limits are lower. */
+inline constexpr std::uint32_t kMaxRingSlots = 1U << 20;
+
+constexpr bool valid_ring_slots(std::uint32_t num) noexcept
+{
+	return num != 0 && num <= kMaxRingSlots && (num & (num - 1)) == 0;
+}
+
+/* A ring slot: plain data whose first member is the flags word. */
+template <typename Slot>
+concept RingSlot = std::is_standard_layout_v<Slot> &&
+	std::is_trivially_copyable_v<Slot> &&
+	std::same_as<decltype(Slot::flags), std::uint32_t> &&
+	(alignof(Slot) >= alignof(std::uint32_t));
+
+/* A page size in bytes, a power of two. */
+struct PageSize {
+	std::size_t bytes;
+};
+
+/*
+ * Bytes of one ring mapping: the control block, then num slots, rounded up
+ * to whole pages. num must pass valid_ring_slots().
+ */
+template <RingSlot Slot>
+constexpr std::size_t ring_bytes(std::uint32_t num, PageSize page) noexcept
+{
+	const std::size_t bytes = sizeof(xiw_ring_ctrl) + num * sizeof(Slot);
+
+	return (bytes + page.bytes - 1) & ~(page.bytes - 1);
+}
+
+/*
+ * Serialises the threads on one side of one ring: posters on an SQ, RQ or
+ * SRQ, pollers on a CQ. The other side is the kernel, which needs no lock
+ * with us: the slot protocol is enough.
+ *
+ * A plain pthread mutex rather than std::mutex, whose lock() reports
+ * failure by throwing: the provider is built without exceptions, and a
+ * default mutex that is initialised and not held recursively cannot fail.
+ * Use with std::lock_guard.
+ */
+class QueueLock {
+public:
+	QueueLock() noexcept = default;
+	~QueueLock() { pthread_mutex_destroy(&mutex_); }
+	QueueLock(const QueueLock &) = delete;
+	QueueLock &operator=(const QueueLock &) = delete;
+	QueueLock(QueueLock &&) = delete;
+	QueueLock &operator=(QueueLock &&) = delete;
+
+	void lock() noexcept { pthread_mutex_lock(&mutex_); }
+	void unlock() noexcept { pthread_mutex_unlock(&mutex_); }
+
+private:
+	pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;
+};
+
+namespace ring_detail {
+
+/* The body of a slot is everything after its flags word. */
+template <RingSlot Slot> void copy_body(Slot &dst, const Slot &src) noexcept
+{
+	static_assert(offsetof(Slot, flags) == 0);
+	constexpr std::size_t kFlags = sizeof(std::uint32_t);
+
+	std::memcpy(reinterpret_cast<std::byte *>(&dst) + kFlags,
+		    reinterpret_cast<const std::byte *>(&src) + kFlags,
+		    sizeof(Slot) - kFlags);
+}
+
+} // namespace ring_detail
+
+/*
+ * The producing side of a ring. The index is the producer's alone; callers
+ * serialise with the lock of the queue (an SQ's, RQ's or SRQ's QueueLock in
+ * the provider).
+ */
+template <RingSlot Slot> class RingProducer {
+public:
+	constexpr RingProducer() noexcept = default;
+	RingProducer(Slot *slots, std::uint32_t num) noexcept
+		: slots_(slots), mask_(num - 1)
+	{
+	}
+
+	/* Whether the next slot is still the consumer's. */
+	[[nodiscard]] bool full() const noexcept
+	{
+		return (flags(next()).load(std::memory_order_acquire) &
+			XIW_SLOT_VALID) != 0;
+	}
+
+	/*
+	 * Copies content, all but its flags word, into the next slot and hands
+	 * the slot over with flags | XIW_SLOT_VALID. Returns false, having
+	 * written nothing, if the ring is full.
+	 */
+	bool push(const Slot &content, std::uint32_t flags_word) noexcept
+	{
+		Slot &slot = next();
+
+		if ((flags(slot).load(std::memory_order_acquire) &
+		     XIW_SLOT_VALID) != 0) {
+			return false;
+		}
+		ring_detail::copy_body(slot, content);
+		flags(slot).store(flags_word | XIW_SLOT_VALID,
+				  std::memory_order_release);
+		++index_;
+		return true;
+	}
+
+	/* Slots produced so far, modulo 2^32. */
+	[[nodiscard]] std::uint32_t index() const noexcept { return index_; }
+
+private:
+	[[nodiscard]] Slot &next() const noexcept
+	{
+		return slots_[index_ & mask_];
+	}
+
+	static std::atomic_ref<std::uint32_t> flags(Slot &slot) noexcept
+	{
+		return shared_word(slot.flags);
+	}
+
+	Slot *slots_ = nullptr;
+	std::uint32_t mask_ = 0;
+	std::uint32_t index_ = 0;
+};
+
+/*
+ * The consuming side of a ring. The index is the consumer's alone; callers
+ * serialise with the lock of the queue (a CQ's QueueLock in the provider).
+ */
+template <RingSlot Slot> class RingConsumer {
+public:
+	constexpr RingConsumer() noexcept = default;
+	RingConsumer(Slot *slots, std::uint32_t num) noexcept
+		: slots_(slots), mask_(num - 1)
+	{
+	}
+
+	/*
+	 * If the producer has published the next slot: copies it to out (the
+	 * flags word as it was published, XIW_SLOT_VALID included), hands the
+	 * slot back and returns true. Otherwise returns false and leaves out
+	 * alone.
+	 */
+	bool pop(Slot &out) noexcept
+	{
+		Slot &slot = slots_[index_ & mask_];
+		std::atomic_ref<std::uint32_t> flags = shared_word(slot.flags);
+		const std::uint32_t flags_word =
+			flags.load(std::memory_order_acquire);
+
+		if ((flags_word & XIW_SLOT_VALID) == 0) {
+			return false;
+		}
+		ring_detail::copy_body(out, slot);
+		out.flags = flags_word;
+		flags.store(0, std::memory_order_release);
+		++index_;
+		return true;
+	}
+
+	/* Slots consumed so far, modulo 2^32. */
+	[[nodiscard]] std::uint32_t index() const noexcept { return index_; }
+
+private:
+	Slot *slots_ = nullptr;
+	std::uint32_t mask_ = 0;
+	std::uint32_t index_ = 0;
+};
+
+} // namespace xiw
+
+#endif // XIW_RING_H

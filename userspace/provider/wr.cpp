@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Work requests into ring slots, CQEs into work completions: see wr.h.
+ */
+#include "wr.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/xiw-abi.h>
+
+namespace xiw {
+namespace {
+
+/* How each supported send opcode fills an SQE. */
+struct SendOpcode {
+	ibv_wr_opcode verb;
+	std::uint8_t wire; /* enum ib_uverbs_wr_opcode */
+	bool may_inline;
+	bool remote; /* rkey and raddr from wr.rdma */
+	bool invalidates; /* ex is the STag to invalidate */
+};
+
+constexpr std::array kSendOpcodes{
+	SendOpcode{IBV_WR_SEND, IB_UVERBS_WR_SEND, true, false, false},
+	SendOpcode{IBV_WR_SEND_WITH_INV, IB_UVERBS_WR_SEND_WITH_INV, false,
+		   false, true},
+	SendOpcode{IBV_WR_RDMA_WRITE, IB_UVERBS_WR_RDMA_WRITE, true, true,
+		   false},
+	SendOpcode{IBV_WR_RDMA_READ, IB_UVERBS_WR_RDMA_READ, false, true,
+		   false},
+};
+
+/* The verbs' numbering and the kernel's agree; xiw relies on neither. */
+static_assert(static_cast<int>(IBV_WR_SEND) == IB_UVERBS_WR_SEND);
+static_assert(static_cast<int>(IBV_WR_RDMA_READ) == IB_UVERBS_WR_RDMA_READ);
+
+const SendOpcode *find_send_opcode(ibv_wr_opcode verb) noexcept
+{
+	const auto *it = std::find_if(kSendOpcodes.begin(), kSendOpcodes.end(),
+				      [verb](const SendOpcode &op) {
+					      return op.verb == verb;
+				      });
+	return it == kSendOpcodes.end() ? nullptr : it;
+}
+
+struct FlagMap {
+	unsigned int from;
+	std::uint32_t to;
+};
+
+constexpr std::array kSendFlags{
+	FlagMap{IBV_SEND_SIGNALED, XIW_WQE_SIGNALED},
+	FlagMap{IBV_SEND_SOLICITED, XIW_WQE_SOLICITED},
+	FlagMap{IBV_SEND_FENCE, XIW_WQE_FENCE},
+};
+
+constexpr std::array kCqeFlags{
+	FlagMap{XIW_CQE_WITH_IMM, IBV_WC_WITH_IMM},
+	FlagMap{XIW_CQE_WITH_INV, IBV_WC_WITH_INV},
+};
+
+template <std::size_t N>
+std::uint32_t map_flags(unsigned int from,
+			const std::array<FlagMap, N> &table) noexcept
+{
+	std::uint32_t to = 0;
+
+	for (const FlagMap &map : table) {
+		if ((from & map.from) != 0) {
+			to |= map.to;
+		}
+	}
+	return to;
+}
+
+/* The SGE list of a work request, or an empty one if it is malformed. */
+std::span<const ibv_sge> sges_of(const ibv_sge *list, int num) noexcept
+{
+	if (num <= 0 || list == nullptr) {
+		return {};
+	}
+	return {list, static_cast<std::size_t>(num)};
+}
+
+bool sge_count_ok(const ibv_sge *list, int num, std::uint32_t max) noexcept
+{
+	return num >= 0 && static_cast<std::uint32_t>(num) <= max &&
+	       static_cast<std::uint32_t>(num) <= XIW_MAX_SGE &&
+	       (num == 0 || list != nullptr);
+}
+
+void copy_sges(std::span<const ibv_sge> from,
+	       std::span<xiw_sge, XIW_MAX_SGE> to) noexcept
+{
+	std::transform(from.begin(), from.end(), to.begin(),
+		       [](const ibv_sge &sge) {
+			       return xiw_sge{sge.addr, sge.length, sge.lkey};
+		       });
+}
+
+/* Copies the data the SGEs point to into the SQE; EINVAL if it is too much. */
+int copy_inline(std::span<const ibv_sge> sges, std::uint32_t max,
+		xiw_sqe &sqe) noexcept
+{
+	std::uint64_t total = 0;
+
+	for (const ibv_sge &sge : sges) {
+		total += sge.length;
+	}
+	if (total > max || total > XIW_MAX_INLINE) {
+		return EINVAL;
+	}
+	auto *dst = reinterpret_cast<std::byte *>(&sqe.sge[0]);
+	for (const ibv_sge &sge : sges) {
+		if (sge.length == 0) {
+			continue;
+		}
+		// An SGE's address is the application's pointer to its data.
+		// NOLINTNEXTLINE(performance-no-int-to-ptr)
+		std::memcpy(dst, reinterpret_cast<const void *>(sge.addr),
+			    sge.length);
+		dst += sge.length;
+	}
+	sqe.inline_len = static_cast<std::uint16_t>(total);
+	return 0;
+}
+
+} // namespace
+
+int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
+	      xiw_sqe &sqe) noexcept
+{
+	const SendOpcode *op = find_send_opcode(wr.opcode);
+	const bool want_inline = (wr.send_flags & IBV_SEND_INLINE) != 0;
+
+	if (op == nullptr ||
+	    !sge_count_ok(wr.sg_list, wr.num_sge, limits.max_sge) ||
+	    (want_inline && !op->may_inline)) {
+		return EINVAL;
+	}
+	sqe = xiw_sqe{};
+	sqe.opcode = op->wire;
+	sqe.wr_id = wr.wr_id;
+	sqe.flags = map_flags(wr.send_flags, kSendFlags);
+	if (limits.sig_all) {
+		sqe.flags |= XIW_WQE_SIGNALED;
+	}
+	// The opcode says which member of each verbs union is meant.
+	// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access)
+	if (op->invalidates) {
+		sqe.ex = wr.invalidate_rkey;
+	}
+	if (op->remote) {
+		sqe.rkey = wr.wr.rdma.rkey;
+		sqe.raddr = wr.wr.rdma.remote_addr;
+	}
+	// NOLINTEND(cppcoreguidelines-pro-type-union-access)
+
+	const std::span<const ibv_sge> sges = sges_of(wr.sg_list, wr.num_sge);
+	if (want_inline) {
+		sqe.flags |= XIW_WQE_INLINE;
+		return copy_inline(sges, limits.max_inline, sqe);
+	}
+	sqe.num_sge = static_cast<std::uint8_t>(sges.size());
+	copy_sges(sges, sqe.sge);
+	return 0;
+}
+
+int build_rqe(const ibv_recv_wr &wr, std::uint32_t max_sge,
+	      xiw_rqe &rqe) noexcept
+{
+	if (!sge_count_ok(wr.sg_list, wr.num_sge, max_sge)) {
+		return EINVAL;
+	}
+	const std::span<const ibv_sge> sges = sges_of(wr.sg_list, wr.num_sge);
+
+	rqe = xiw_rqe{};
+	rqe.wr_id = wr.wr_id;
+	rqe.num_sge = static_cast<std::uint8_t>(sges.size());
+	copy_sges(sges, rqe.sge);
+	return 0;
+}
+
+void translate_cqe(const xiw_cqe &cqe, ibv_wc &wc) noexcept
+{
+	wc = ibv_wc{};
+	wc.wr_id = cqe.wr_id;
+	wc.status = static_cast<ibv_wc_status>(cqe.status);
+	wc.opcode = static_cast<ibv_wc_opcode>(cqe.opcode);
+	wc.vendor_err = cqe.vendor_err;
+	wc.byte_len = cqe.byte_len;
+	wc.qp_num = cqe.qp_num;
+	wc.wc_flags = map_flags(cqe.flags, kCqeFlags);
+	// wc_flags says which member of the verbs union is meant.
+	// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access)
+	if ((wc.wc_flags & IBV_WC_WITH_IMM) != 0) {
+		wc.imm_data = cqe.ex;
+	} else if ((wc.wc_flags & IBV_WC_WITH_INV) != 0) {
+		wc.invalidated_rkey = cqe.ex;
+	}
+	// NOLINTEND(cppcoreguidelines-pro-type-union-access)
+}
+
+int push_send_chain(RingProducer<xiw_sqe> &sq, const SendLimits &limits,
+		    ibv_send_wr *&wr, std::uint32_t &posted) noexcept
+{
+	posted = 0;
+	for (; wr != nullptr; wr = wr->next) {
+		xiw_sqe sqe{};
+		const int err = build_sqe(*wr, limits, sqe);
+
+		if (err != 0) {
+			return err;
+		}
+		if (!sq.push(sqe, sqe.flags)) {
+			return ENOMEM;
+		}
+		++posted;
+	}
+	return 0;
+}
+
+int push_recv_chain(RingProducer<xiw_rqe> &rq, std::uint32_t max_sge,
+		    ibv_recv_wr *&wr, std::uint32_t &posted) noexcept
+{
+	posted = 0;
+	for (; wr != nullptr; wr = wr->next) {
+		xiw_rqe rqe{};
+		const int err = build_rqe(*wr, max_sge, rqe);
+
+		if (err != 0) {
+			return err;
+		}
+		if (!rq.push(rqe, rqe.flags)) {
+			return ENOMEM;
+		}
+		++posted;
+	}
+	return 0;
+}
+
+} // namespace xiw

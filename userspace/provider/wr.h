@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Between the verbs' work requests and completions and xiw's ring slots
+ * (rdma/xiw-abi.h): one request or completion at a time, and whole chains
+ * of requests onto a ring. The queues (qp.cpp, srq.cpp, cq.cpp) own the
+ * rings and decide under which lock, and what to tell the kernel after.
+ */
+#ifndef XIW_WR_H
+#define XIW_WR_H
+
+#include <cstdint>
+
+#include <infiniband/verbs.h>
+#include <rdma/xiw-abi.h>
+
+#include "ring.h"
+
+namespace xiw {
+
+/* The slot sizes rdma/xiw-abi.h documents, the same for 32- and 64-bit. */
+static_assert(sizeof(xiw_sqe) == 192);
+static_assert(sizeof(xiw_rqe) == 144);
+static_assert(sizeof(xiw_cqe) == 32);
+static_assert(sizeof(xiw_sge) * XIW_MAX_SGE >= XIW_MAX_INLINE,
+	      "inline data is carried in the SGE area");
+
+/* What a QP's send queue accepts, fixed when the QP is created. */
+struct SendLimits {
+	std::uint32_t max_sge; /* at most XIW_MAX_SGE */
+	std::uint32_t max_inline; /* at most XIW_MAX_INLINE */
+	bool sig_all; /* created with sq_sig_all */
+};
+
+/*
+ * Fills sqe (all of it, flags without XIW_SLOT_VALID) from a send work
+ * request. Returns 0, or EINVAL if xiw cannot carry the request: an opcode
+ * other than SEND, SEND_WITH_INV, RDMA_WRITE and RDMA_READ, more SGEs than
+ * limits allow, IBV_SEND_INLINE on another opcode than SEND or RDMA_WRITE
+ * or with more than limits.max_inline bytes. With IBV_SEND_INLINE the data
+ * is copied from the SGEs' addresses now.
+ */
+int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
+	      xiw_sqe &sqe) noexcept;
+
+/*
+ * Fills rqe (all of it, flags 0) from a receive work request. Returns 0, or
+ * EINVAL if it has more than max_sge SGEs.
+ */
+int build_rqe(const ibv_recv_wr &wr, std::uint32_t max_sge,
+	      xiw_rqe &rqe) noexcept;
+
+/*
+ * The work completion a CQE describes. Status and opcode are taken as the
+ * ibv_wc_status and ibv_wc_opcode values they are; ex goes to imm_data
+ * (XIW_CQE_WITH_IMM, verbatim: it is in network order already) or to
+ * invalidated_rkey (XIW_CQE_WITH_INV). Fields iWARP has no use for are 0.
+ */
+void translate_cqe(const xiw_cqe &cqe, ibv_wc &wc) noexcept;
+
+/*
+ * Publishes the chain of requests starting at wr on a ring, up to its end
+ * or to the first request that cannot go: EINVAL from build_sqe() or
+ * build_rqe(), or ENOMEM if the ring is full. Returns 0 or that error, wr
+ * left at the failed request (null after the last one), and posted
+ * counting the requests published. The requests before a failed one stay
+ * posted. The caller holds the ring's QueueLock.
+ */
+int push_send_chain(RingProducer<xiw_sqe> &sq, const SendLimits &limits,
+		    ibv_send_wr *&wr, std::uint32_t &posted) noexcept;
+int push_recv_chain(RingProducer<xiw_rqe> &rq, std::uint32_t max_sge,
+		    ibv_recv_wr *&wr, std::uint32_t &posted) noexcept;
+
+} // namespace xiw
+
+#endif // XIW_WR_H
