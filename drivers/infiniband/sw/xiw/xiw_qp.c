@@ -215,6 +215,12 @@ static void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
 	if (qp->rq.mem)
 		WRITE_ONCE(qp->rq.ctrl->qp_state, state);
 	/*
+	 * Full barrier: the state store must be visible before we look at
+	 * the slots. The provider publishes a slot, fences, then reads the
+	 * state; so either we see its slot, or it sees ERR and rings.
+	 */
+	smp_mb();
+	/*
 	 * Entering ERR flushes what is queued (later posts are flushed at
 	 * their doorbell); RESET empties the queues without completions.
 	 */
