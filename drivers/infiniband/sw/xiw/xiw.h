@@ -7,7 +7,11 @@
 #define XIW_H
 
 #include <linux/bits.h>
+#include <linux/bvec.h>
+#include <linux/completion.h>
 #include <linux/list.h>
+#include <linux/refcount.h>
+#include <linux/workqueue.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
@@ -35,6 +39,14 @@
 #define XIW_MAX_IRD		32
 #define XIW_MAX_ORD		32
 #define XIW_MAX_FRMR_PAGES	4096
+
+/*
+ * Work request opcodes only a kernel consumer can post; they never come
+ * from a user ring (the transmit path refuses them there).
+ *   XIW_WR_REG_MR: ex = the MR's current lkey, rkey = the STag to give
+ *   it (same index, new key), compare_add = IB_ACCESS_* granted.
+ */
+#define XIW_WR_REG_MR		0x80
 
 /* Object ids: 24 bits, as an STag's index and a QP number are. */
 #define XIW_ID_LIMIT		XA_LIMIT(1, (1U << 24) - 1)
@@ -103,9 +115,20 @@ struct xiw_srq {
 	u32 limit;			/* armed when non-zero */
 };
 
+struct xiw_conn;
+struct xiw_tx;
+struct xiw_rx;
+
 struct xiw_qp {
 	struct ib_qp ibqp;
 	struct xiw_device *xdev;
+	/*
+	 * References: one owned by the QP's creator (dropped by destroy_qp,
+	 * which then waits for 'released'), one for each iw_add_ref of the
+	 * iWARP CM, one held by an attached connection.
+	 */
+	refcount_t ref;
+	struct completion released;
 	struct mutex state_lock;	/* serialises modify_qp */
 	enum ib_qp_state state;		/* written under state_lock and both
 					 * queue locks; read under either
@@ -120,17 +143,35 @@ struct xiw_qp {
 	bool sig_all;
 	u8 ird, ord;
 	int access;			/* IB_ACCESS_REMOTE_* granted */
+	bool kernel;			/* no user rings: a kernel consumer */
+
+	/* The wire, see xiw_cm.c, xiw_tx.c, xiw_rx.c. */
+	struct xiw_conn *conn;		/* under state_lock */
+	struct xiw_tx *tx;
+	struct xiw_rx *rx;
 };
 
 enum xiw_mr_type {
-	XIW_MR_USER,
+	XIW_MR_USER,		/* pinned user pages (ib_umem) */
+	XIW_MR_DMA,		/* kernel virtual addresses, any length */
+	XIW_MR_FRMR,		/* a page list set by map_mr_sg + REG_MR */
 };
 
 struct xiw_mr {
 	struct ib_mr ibmr;
 	enum xiw_mr_type type;
-	struct ib_umem *umem;
+	struct ib_umem *umem;		/* XIW_MR_USER */
 	int access;
+	/*
+	 * One reference owned by the registration, one for each data path
+	 * user between xiw_mr_get() and xiw_mr_put(); dereg drops its own
+	 * and waits for 'released' before freeing pages.
+	 */
+	refcount_t ref;
+	struct completion released;
+	bool valid;			/* FRMR: registered, not invalidated */
+	u64 *pages;			/* FRMR: kernel addresses of pages */
+	u32 max_pages, npages;		/* FRMR */
 };
 
 static inline struct xiw_device *to_xdev(struct ib_device *ibdev)
@@ -207,5 +248,49 @@ int xiw_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 			      u64 iova, int access, struct ib_udata *udata);
 int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *xiw_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *xiw_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			   u32 max_num_sg);
+int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
+		  unsigned int *sg_offset);
+/*
+ * The data path's view of memory. xiw_mr_get: the MR named by a whole
+ * STag (index and key), referenced, or NULL. xiw_mr_check: 0 if
+ * [addr, addr + len) lies inside a valid mr of pd and mr grants access
+ * (IB_ACCESS_* bits; 0 for a local read), else -EINVAL for bounds,
+ * -EACCES for rights or PD, -ENOENT for an invalidated STag.
+ * xiw_mr_bvec: the range as page pieces, at most max of them; returns
+ * how many, or -E2BIG. xiw_mr_invalidate: LOCAL_INV (remote false) or
+ * Send with Invalidate (remote true) of stag in pd. xiw_mr_fastreg:
+ * executes an XIW_WR_REG_MR work request.
+ */
+struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag);
+void xiw_mr_put(struct xiw_mr *mr);
+int xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd, u64 addr, u64 len,
+		 int access);
+int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
+		int max);
+int xiw_mr_invalidate(struct xiw_device *xdev, struct ib_pd *pd, u32 stag,
+		      bool remote);
+int xiw_mr_fastreg(struct xiw_device *xdev, struct ib_pd *pd, u32 lkey,
+		   u32 stag, int access);
+
+/* xiw_cq.c (kernel consumers) */
+int xiw_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int xiw_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+
+/* xiw_srq.c (kernel consumers) */
+int xiw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
+
+/* xiw_qp.c */
+void xiw_qp_get(struct xiw_qp *qp);
+void xiw_qp_put(struct xiw_qp *qp);
+void xiw_qp_add_ref(struct ib_qp *ibqp);
+void xiw_qp_rem_ref(struct ib_qp *ibqp);
+struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
+
+/* xiw_tx.c: new work in the SQ (or a read response, a Terminate) */
+void xiw_tx_kick(struct xiw_qp *qp);
 
 #endif /* XIW_H */

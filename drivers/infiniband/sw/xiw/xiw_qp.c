@@ -59,6 +59,8 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		return -ENOMEM;
 
 	qp->xdev = xdev;
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
 	mutex_init(&qp->state_lock);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
@@ -112,11 +114,46 @@ err_count:
 	return rv;
 }
 
+void xiw_qp_get(struct xiw_qp *qp)
+{
+	refcount_inc(&qp->ref);
+}
+
+void xiw_qp_put(struct xiw_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
+}
+
+void xiw_qp_add_ref(struct ib_qp *ibqp)
+{
+	xiw_qp_get(to_xqp(ibqp));
+}
+
+void xiw_qp_rem_ref(struct ib_qp *ibqp)
+{
+	xiw_qp_put(to_xqp(ibqp));
+}
+
+/* For the iWARP CM, which takes its own reference with iw_add_ref. */
+struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn)
+{
+	struct xiw_qp *qp = xa_load(&to_xdev(ibdev)->qp_xa, qpn);
+
+	return qp ? &qp->ibqp : NULL;
+}
+
 int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct xiw_qp *qp = to_xqp(ibqp);
 
 	xa_erase(&qp->xdev->qp_xa, ibqp->qp_num);
+	/*
+	 * The CM and a connection may still hold references; they let go
+	 * once the connection is closed (entering ERR above aborts it).
+	 */
+	xiw_qp_put(qp);
+	wait_for_completion(&qp->released);
 	if (qp->rq.mem)
 		xiw_ring_free(&qp->rq);
 	xiw_ring_free(&qp->sq);
