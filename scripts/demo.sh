@@ -21,5 +21,23 @@ step rdma link show
 step ibv_devices
 step ibv_devinfo -d xiw0
 step ibv_devinfo -v -d xiw0
+
+# Real RDMA traffic on xiw0: server and client in this one machine, the
+# TCP stream between them over loopback.
+bg() { echo; echo "\$ $* &"; "$@" & }
+bg rping -s -a 10.99.0.1 -C 10 -v
+srv=$!
+sleep 1
+step timeout 60 rping -c -a 10.99.0.1 -C 10 -v
+wait $srv
+bg ib_write_bw -d xiw0 -R -s 65536 -n 2000 --report_gbits
+srv=$!
+sleep 2
+rc=0
+step timeout 120 ib_write_bw -d xiw0 -R -s 65536 -n 2000 --report_gbits 10.99.0.1 || rc=$?
+kill $srv 2>/dev/null || true
+wait $srv 2>/dev/null || true
+[ $rc -eq 0 ] || exit $rc
+step rdma res show
 step rdma link delete xiw0
 step rmmod xiw

@@ -16,7 +16,10 @@
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/iw_cm.h>
 #include <rdma/xiw-abi.h>
+
+#include "xiw_wire.h"
 
 #define XIW_NODE_DESC "xiw software iWARP"
 
@@ -47,6 +50,8 @@
  *   it (same index, new key), compare_add = IB_ACCESS_* granted.
  */
 #define XIW_WR_REG_MR		0x80
+/* Completion opcode (xiw_cqe.opcode) of a REG_MR, kernel CQs only. */
+#define XIW_WC_REG_MR		0x40
 
 /* Object ids: 24 bits, as an STag's index and a QP number are. */
 #define XIW_ID_LIMIT		XA_LIMIT(1, (1U << 24) - 1)
@@ -116,6 +121,71 @@ struct xiw_srq {
 };
 
 struct xiw_conn;
+
+/* What MPA start-up settled for a connection (xiw_cm.c). */
+struct xiw_mpa_params {
+	u8 rev;			/* 1 or 2 */
+	bool crc;		/* CRC32c in every FPDU, both ways */
+	bool responder;		/* passive side: MPA-12 applies */
+	u8 rtr;			/* RDMAP opcode + 1 of the peer-to-peer
+				 * ready-to-receive message, 0: none
+				 */
+	u16 rtr_offered;	/* initiator: BIT(opcode) offered */
+	u16 ird, ord;		/* negotiated depths */
+};
+
+/* A send queue entry between its consumption and its completion. */
+struct xiw_sq_pend {
+	u64 wr_id;
+	u32 byte_len;
+	u8 opcode;		/* completion opcode */
+	u8 status;		/* enum ib_wc_status */
+	bool signaled;
+	bool done;
+};
+
+/* An RDMA Read we sent and whose Response we expect (ORQ). */
+struct xiw_orq_entry {
+	struct xiw_sqe sqe;	/* validated copy: the local sink */
+	u32 sq_idx;		/* its SQ slot, or U32_MAX for the RTR */
+	u32 len;		/* bytes asked for */
+	u32 got;		/* bytes placed so far */
+	u32 sink_stag;
+	u64 sink_to;
+};
+
+/* An RDMA Read Request received and not yet answered (IRQ). */
+struct xiw_irq_entry {
+	struct xiw_mr *mr;	/* referenced; NULL for zero length */
+	u64 src_to;
+	u32 len;
+	u32 sink_stag;
+	u64 sink_to;
+};
+
+/*
+ * The state both directions of a connected QP share (xiw_tx.c,
+ * xiw_rx.c). Set up when the connection reaches RTS, torn down by
+ * xiw_qp_stop_wire() once no socket callback can run any more.
+ */
+struct xiw_wire {
+	spinlock_t lock;		/* orq, irq, term, hold */
+	struct socket *sock;
+	struct xiw_mpa_params mpa;
+	bool hold;			/* responder: send nothing before the
+					 * first FPDU arrives (MPA-12)
+					 */
+	bool rtr_pending;		/* initiator: RTR goes first */
+	struct xiw_orq_entry orq[XIW_MAX_ORD];
+	u32 orq_head, orq_tail;		/* free-running */
+	struct xiw_irq_entry irq[XIW_MAX_IRD];
+	u32 irq_head, irq_tail;
+	bool term_pending;		/* a Terminate waits for tx */
+	bool term_sent;			/* nothing may follow it */
+	u16 term_len;
+	u8 term[IWARP_TERM_MAX];	/* its RDMAP payload */
+};
+
 struct xiw_tx;
 struct xiw_rx;
 
@@ -145,8 +215,13 @@ struct xiw_qp {
 	int access;			/* IB_ACCESS_REMOTE_* granted */
 	bool kernel;			/* no user rings: a kernel consumer */
 
+	/* SQ entries between consumption and completion, under sq_lock */
+	struct xiw_sq_pend *sq_pend;	/* sq.num entries */
+	u32 sq_comp;			/* next to complete; <= sq.cons */
+
 	/* The wire, see xiw_cm.c, xiw_tx.c, xiw_rx.c. */
 	struct xiw_conn *conn;		/* under state_lock */
+	struct xiw_wire wire;
 	struct xiw_tx *tx;
 	struct xiw_rx *rx;
 };
@@ -290,7 +365,45 @@ void xiw_qp_add_ref(struct ib_qp *ibqp);
 void xiw_qp_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
 
-/* xiw_tx.c: new work in the SQ (or a read response, a Terminate) */
+void xiw_sq_retire(struct xiw_qp *qp);
+void xiw_sq_read_done(struct xiw_qp *qp, u32 idx, u8 status);
+int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
+			    struct socket *sock,
+			    const struct xiw_mpa_params *mpa);
+void xiw_qp_conn_lost(struct xiw_qp *qp, struct xiw_conn *conn);
+void xiw_qp_stop_wire(struct xiw_qp *qp);
+void xiw_qp_error(struct xiw_qp *qp, enum ib_event_type ev);
+void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type);
+
+/* xiw_cm.c */
+extern const struct ib_device_ops xiw_cm_ops;
+extern struct workqueue_struct *xiw_data_wq;
+int xiw_cm_init(void);
+void xiw_cm_exit(void);
+int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
+int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
+int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len);
+int xiw_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
+int xiw_iw_destroy_listen(struct iw_cm_id *cm_id);
+void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort);
+void xiw_cm_conn_error(struct xiw_conn *conn);
+void xiw_cm_conn_get(struct xiw_conn *conn);
+void xiw_cm_conn_put(struct xiw_conn *conn);
+
+/* xiw_tx.c */
+int xiw_tx_create(struct xiw_qp *qp);
+void xiw_tx_destroy(struct xiw_qp *qp);
+void xiw_tx_start(struct xiw_qp *qp);
+void xiw_tx_stop(struct xiw_qp *qp);
 void xiw_tx_kick(struct xiw_qp *qp);
+void xiw_tx_terminate(struct xiw_qp *qp, u8 layer_etype, u8 ecode,
+		      const void *hdr, u32 hdr_len, u32 seg_len);
+
+/* xiw_rx.c */
+int xiw_rx_create(struct xiw_qp *qp);
+void xiw_rx_destroy(struct xiw_qp *qp);
+void xiw_rx_start(struct xiw_qp *qp);
+void xiw_rx_stop(struct xiw_qp *qp);
+void xiw_rx_kick(struct xiw_qp *qp);
 
 #endif /* XIW_H */

@@ -149,6 +149,7 @@ static struct xiw_device *xiw_alloc(struct net_device *ndev)
 	/* The TCP port is the one rdma_cm chose; iwpmd is not involved. */
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
 	ib_set_device_ops(ibdev, &xiw_dev_ops);
+	ib_set_device_ops(ibdev, &xiw_cm_ops);
 	return xdev;
 }
 

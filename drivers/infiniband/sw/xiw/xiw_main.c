@@ -9,12 +9,26 @@
 
 static int __init xiw_init(void)
 {
-	return xiw_dev_init();
+	int rv;
+
+	rv = xiw_cm_init();
+	if (rv)
+		goto err;
+	rv = xiw_dev_init();
+	if (rv)
+		goto err_cm;
+	return 0;
+
+err_cm:
+	xiw_cm_exit();
+err:
+	return rv;
 }
 
 static void __exit xiw_exit(void)
 {
 	xiw_dev_exit();
+	xiw_cm_exit();
 }
 
 module_init(xiw_init);

@@ -24,6 +24,8 @@
 #define XIW_QP_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 
+static void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state);
+
 static u32 xiw_ring_num(u32 wanted)
 {
 	return roundup_pow_of_two(max_t(u32, wanted, 1));
@@ -88,10 +90,18 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	cap->max_inline_data = XIW_MAX_INLINE;
 	qp->cap = *cap;
 
+	spin_lock_init(&qp->wire.lock);
+	qp->sq_pend = kvcalloc(qp->sq.num, sizeof(*qp->sq_pend), GFP_KERNEL);
+	rv = qp->sq_pend ? xiw_tx_create(qp) : -ENOMEM;
+	if (!rv)
+		rv = xiw_rx_create(qp);
+	if (rv)
+		goto err_wire;
+
 	rv = xa_alloc_cyclic(&xdev->qp_xa, &id, qp, XIW_ID_LIMIT,
 			     &xdev->qp_next, GFP_KERNEL);
 	if (rv < 0)
-		goto err_rq;
+		goto err_wire;
 	ibqp->qp_num = id;
 
 	resp.qp_id = id;
@@ -104,7 +114,10 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 
 err_id:
 	xa_erase(&xdev->qp_xa, id);
-err_rq:
+err_wire:
+	xiw_rx_destroy(qp);
+	xiw_tx_destroy(qp);
+	kvfree(qp->sq_pend);
 	if (qp->rq.mem)
 		xiw_ring_free(&qp->rq);
 err_sq:
@@ -152,8 +165,15 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * The CM and a connection may still hold references; they let go
 	 * once the connection is closed (entering ERR above aborts it).
 	 */
+	mutex_lock(&qp->state_lock);
+	if (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET)
+		xiw_qp_set_state(qp, IB_QPS_ERR);
+	mutex_unlock(&qp->state_lock);
 	xiw_qp_put(qp);
 	wait_for_completion(&qp->released);
+	xiw_rx_destroy(qp);
+	xiw_tx_destroy(qp);
+	kvfree(qp->sq_pend);
 	if (qp->rq.mem)
 		xiw_ring_free(&qp->rq);
 	xiw_ring_free(&qp->sq);
@@ -216,10 +236,63 @@ static void xiw_wq_drain(struct xiw_qp *qp, struct xiw_ring *ring,
 	}
 }
 
+/*
+ * Retire finished SQ entries in posting order: signaled ones (and every
+ * failed one) become completions, and each slot goes back to the
+ * producer. Must hold sq_lock.
+ */
+void xiw_sq_retire(struct xiw_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	while (qp->sq_comp != qp->sq.cons) {
+		struct xiw_sq_pend *p = &qp->sq_pend[qp->sq_comp &
+						     (qp->sq.num - 1)];
+		struct xiw_sqe *slot = xiw_ring_slot(&qp->sq, qp->sq_comp);
+		struct xiw_cqe cqe = {
+			.opcode = p->opcode,
+			.status = p->status,
+			.wr_id = p->wr_id,
+			.qp_num = qp->ibqp.qp_num,
+			.byte_len = p->byte_len,
+		};
+
+		if (!p->done)
+			break;
+		/* Release: our copy was taken long ago; hand it back. */
+		smp_store_release(&slot->flags, 0);
+		qp->sq_comp++;
+		if (p->signaled || p->status != IB_WC_SUCCESS)
+			xiw_cq_add(qp->scq, &cqe);
+	}
+}
+
+/*
+ * Flush the SQ: entries already taken by the transmit path complete from
+ * what was copied when they were taken; the rest straight from the ring.
+ */
 static void xiw_sq_drain(struct xiw_qp *qp, bool complete)
 {
 	lockdep_assert_held(&qp->sq_lock);
+	while (qp->sq_comp != qp->sq.cons) {
+		struct xiw_sq_pend *p = &qp->sq_pend[qp->sq_comp &
+						     (qp->sq.num - 1)];
+		struct xiw_sqe *slot = xiw_ring_slot(&qp->sq, qp->sq_comp);
+		struct xiw_cqe cqe = {
+			.opcode = p->opcode,
+			.status = p->done && p->status ? p->status :
+				  IB_WC_WR_FLUSH_ERR,
+			.wr_id = p->wr_id,
+			.qp_num = qp->ibqp.qp_num,
+		};
+
+		/* Release: the slot goes back to the producer. */
+		smp_store_release(&slot->flags, 0);
+		qp->sq_comp++;
+		if (complete)
+			xiw_cq_add(qp->scq, &cqe);
+	}
 	xiw_wq_drain(qp, &qp->sq, complete ? qp->scq : NULL, true);
+	qp->sq_comp = qp->sq.cons;
 }
 
 static void xiw_rq_drain(struct xiw_qp *qp, bool complete)
@@ -229,7 +302,7 @@ static void xiw_rq_drain(struct xiw_qp *qp, bool complete)
 		xiw_wq_drain(qp, &qp->rq, complete ? qp->rcq : NULL, false);
 }
 
-static void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type)
+void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -267,6 +340,14 @@ static void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
 	}
 	spin_unlock(&qp->rq_lock);
 	spin_unlock_bh(&qp->sq_lock);
+	/*
+	 * The connection follows: ERR aborts it (RST), SQD closes it
+	 * gracefully (FIN); the CM's work does it, and reports CLOSE.
+	 */
+	if (qp->conn && (state == IB_QPS_ERR || state == IB_QPS_RESET))
+		xiw_cm_qp_closing(qp->conn, true);
+	else if (qp->conn && state == IB_QPS_SQD)
+		xiw_cm_qp_closing(qp->conn, false);
 	/*
 	 * A QP on an SRQ takes no more receives once in ERR: tell the
 	 * consumer it may now destroy it without losing SRQ entries.
@@ -388,6 +469,7 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (qp->state == IB_QPS_ERR)
 		xiw_sq_drain(qp, true);
 	spin_unlock_bh(&qp->sq_lock);
+	xiw_tx_kick(qp);
 	return 0;
 }
 
@@ -405,4 +487,98 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		xiw_rq_drain(qp, true);
 	spin_unlock_bh(&qp->rq_lock);
 	return 0;
+}
+
+/*
+ * From the CM, with MPA done: attach the connection and enter RTS. The
+ * QP must have been brought to INIT or RTR by its user (rdma_cm does).
+ */
+int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
+			    struct socket *sock,
+			    const struct xiw_mpa_params *mpa)
+{
+	struct xiw_wire *w = &qp->wire;
+	int rv = 0;
+
+	mutex_lock(&qp->state_lock);
+	if ((qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR) ||
+	    qp->conn) {
+		rv = -EINVAL;
+		goto out;
+	}
+	spin_lock_bh(&w->lock);
+	w->sock = sock;
+	w->mpa = *mpa;
+	w->hold = mpa->responder;
+	w->rtr_pending = !mpa->responder && mpa->rtr;
+	w->orq_head = 0;
+	w->orq_tail = 0;
+	w->irq_head = 0;
+	w->irq_tail = 0;
+	w->term_pending = false;
+	w->term_sent = false;
+	spin_unlock_bh(&w->lock);
+	qp->ird = mpa->ird;
+	qp->ord = mpa->ord;
+	xiw_cm_conn_get(conn);
+	qp->conn = conn;
+	xiw_rx_start(qp);
+	xiw_tx_start(qp);
+	xiw_qp_set_state(qp, IB_QPS_RTS);
+	xiw_tx_kick(qp);
+out:
+	mutex_unlock(&qp->state_lock);
+	return rv;
+}
+
+/*
+ * From the CM, with the socket callbacks gone: stop both directions and
+ * forget outstanding inbound Reads.
+ */
+void xiw_qp_stop_wire(struct xiw_qp *qp)
+{
+	struct xiw_wire *w = &qp->wire;
+
+	xiw_rx_stop(qp);
+	xiw_tx_stop(qp);
+	spin_lock_bh(&w->lock);
+	while (w->irq_head != w->irq_tail) {
+		struct xiw_irq_entry *e = &w->irq[w->irq_head++ % XIW_MAX_IRD];
+
+		if (e->mr)
+			xiw_mr_put(e->mr);
+		e->mr = NULL;
+	}
+	w->orq_head = w->orq_tail;
+	spin_unlock_bh(&w->lock);
+}
+
+/* From the CM: the connection is gone; the QP ends in ERR. */
+void xiw_qp_conn_lost(struct xiw_qp *qp, struct xiw_conn *conn)
+{
+	mutex_lock(&qp->state_lock);
+	if (qp->conn == conn) {
+		qp->conn = NULL;
+		qp->wire.sock = NULL;
+		xiw_cm_conn_put(conn);
+		if (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET &&
+		    qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR)
+			xiw_qp_set_state(qp, IB_QPS_ERR);
+	}
+	mutex_unlock(&qp->state_lock);
+}
+
+/* From the data path: a fatal error; flush and tear the connection down. */
+void xiw_qp_error(struct xiw_qp *qp, enum ib_event_type ev)
+{
+	bool raise = false;
+
+	mutex_lock(&qp->state_lock);
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) {
+		xiw_qp_set_state(qp, IB_QPS_ERR);
+		raise = true;
+	}
+	mutex_unlock(&qp->state_lock);
+	if (raise)
+		xiw_qp_event(qp, ev);
 }

@@ -1,9 +1,890 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * Transmit path (placeholder until the wire lands).
+ * Transmit: the SQ, Read Responses and the Terminate, turned into FPDUs
+ * (RFC 5044 section 4) on the QP's TCP socket.
+ *
+ * One work item per QP, on xiw_data_wq, so QPs never wait for each
+ * other. It takes one message at a time and cuts it into FPDUs no
+ * larger than the MULPDU of the current MSS (MPA-23), so each FPDU fits
+ * a TCP segment (MPA-24 alignment), yet hands TCP a batch of them in one
+ * sendmsg() so segmentation offload still builds large packets. The
+ * CRC is computed over the pages the socket copies from. A full socket
+ * ends the run; write_space kicks it again.
+ *
+ * SQ slots stay owned by the kernel from consumption to completion, so
+ * completions retire in posting order (ORD-*) even though a Read ends
+ * only when its Response arrives (xiw_rx.c).
  */
+#include <linux/crc32c.h>
+#include <linux/highmem.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
 #include "xiw.h"
+
+#define XIW_TX_FPDUS		16	/* FPDUs handed to TCP at once */
+#define XIW_TX_BVECS		(XIW_TX_FPDUS * 6)
+#define XIW_TX_HDR_ROOM		64	/* per FPDU: header, then trailer */
+#define XIW_TX_BUDGET		64	/* messages per run before yielding */
+
+enum xiw_src {
+	XIW_SRC_NONE,
+	XIW_SRC_INLINE,		/* tx->msg.inl */
+	XIW_SRC_SGE,		/* MR ranges */
+};
+
+enum xiw_fin {
+	XIW_FIN_NONE,
+	XIW_FIN_SQ,		/* complete SQ entry sq_idx */
+	XIW_FIN_IRQ,		/* retire the IRQ head */
+	XIW_FIN_TERM,		/* the Terminate: nothing follows */
+};
+
+struct xiw_txmsg {
+	bool active;
+	u8 hdr[IWARP_MAX_HDR];	/* template, in wire order */
+	u32 hdr_len;		/* including the MPA length field */
+	bool tagged;
+	u64 to;			/* tagged: TO of the first byte */
+	u32 len, sent;
+	enum xiw_src src;
+	u8 inl[XIW_MAX_INLINE];
+	u32 nsge;
+	struct xiw_mr *mr[XIW_MAX_SGE];
+	u64 addr[XIW_MAX_SGE];
+	u32 slen[XIW_MAX_SGE];
+	enum xiw_fin fin;
+	u32 sq_idx;
+};
+
+struct xiw_tx {
+	struct work_struct work;
+	struct xiw_qp *qp;
+	bool started;
+	struct xiw_txmsg msg;
+	u32 msn[DDP_NUM_QN];	/* next MSN per untagged queue */
+	/* the batch being handed to TCP */
+	struct msghdr mh;
+	bool busy;		/* mh.msg_iter still has bytes */
+	bool batch_ends_msg;
+	struct bio_vec bv[XIW_TX_BVECS];
+	u8 *room;		/* XIW_TX_FPDUS * XIW_TX_HDR_ROOM bytes */
+};
+
+int xiw_tx_create(struct xiw_qp *qp)
+{
+	struct xiw_tx *tx = kzalloc(sizeof(*tx), GFP_KERNEL);
+
+	if (!tx)
+		return -ENOMEM;
+	tx->room = kzalloc(XIW_TX_FPDUS * XIW_TX_HDR_ROOM, GFP_KERNEL);
+	if (!tx->room) {
+		kfree(tx);
+		return -ENOMEM;
+	}
+	tx->qp = qp;
+	INIT_WORK(&tx->work, NULL);
+	qp->tx = tx;
+	return 0;
+}
+
+static void xiw_tx_msg_release(struct xiw_txmsg *m)
+{
+	u32 i;
+
+	for (i = 0; i < m->nsge; i++)
+		if (m->mr[i])
+			xiw_mr_put(m->mr[i]);
+	m->nsge = 0;
+	m->active = false;
+}
+
+void xiw_tx_destroy(struct xiw_qp *qp)
+{
+	struct xiw_tx *tx = qp->tx;
+
+	if (!tx)
+		return;
+	xiw_tx_msg_release(&tx->msg);
+	kfree(tx->room);
+	kfree(tx);
+	qp->tx = NULL;
+}
 
 void xiw_tx_kick(struct xiw_qp *qp)
 {
+	struct xiw_tx *tx = qp->tx;
+
+	if (tx && READ_ONCE(tx->started))
+		queue_work(xiw_data_wq, &tx->work);
+}
+
+/* Completion opcode of an SQ work request (uverbs numbering). */
+static u8 xiw_wc_opcode(u8 op)
+{
+	switch (op) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+		return IB_UVERBS_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_RDMA_READ_WITH_INV:
+		return IB_UVERBS_WC_RDMA_READ;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_UVERBS_WC_LOCAL_INV;
+	case XIW_WR_REG_MR:
+		return XIW_WC_REG_MR;
+	default:
+		return IB_UVERBS_WC_SEND;
+	}
+}
+
+/* Mark SQ entry idx finished; retire what can be. Takes sq_lock. */
+static void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status)
+{
+	struct xiw_sq_pend *p;
+
+	spin_lock_bh(&qp->sq_lock);
+	/* A flush may have retired it already (QP in ERR). */
+	if (idx - qp->sq_comp < qp->sq.cons - qp->sq_comp) {
+		p = &qp->sq_pend[idx & (qp->sq.num - 1)];
+		p->done = true;
+		p->status = status;
+		xiw_sq_retire(qp);
+	}
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+void xiw_sq_read_done(struct xiw_qp *qp, u32 idx, u8 status)
+{
+	xiw_sq_done(qp, idx, status);
+}
+
+/* Kernel virtual memory (inline data, headers) as page pieces. */
+static int xiw_bvec_kaddr(const void *p, u32 len, struct bio_vec *bv, int max)
+{
+	int n = 0;
+
+	while (len) {
+		u32 off = offset_in_page(p);
+		u32 l = min_t(u32, len, PAGE_SIZE - off);
+
+		if (n == max)
+			return -E2BIG;
+		bv[n].bv_page = virt_to_page(p);
+		bv[n].bv_offset = off;
+		bv[n].bv_len = l;
+		n++;
+		p += l;
+		len -= l;
+	}
+	return n;
+}
+
+/* The message's bytes [off, off + len) as page pieces. */
+static int xiw_tx_payload(struct xiw_txmsg *m, u32 off, u32 len,
+			  struct bio_vec *bv, int max)
+{
+	int n = 0, rv;
+	u32 i;
+
+	if (m->src == XIW_SRC_INLINE)
+		return xiw_bvec_kaddr(m->inl + off, len, bv, max);
+	for (i = 0; i < m->nsge && len; i++) {
+		u32 l;
+
+		if (off >= m->slen[i]) {
+			off -= m->slen[i];
+			continue;
+		}
+		l = min(len, m->slen[i] - off);
+		rv = xiw_mr_bvec(m->mr[i], m->addr[i] + off, l, bv + n,
+				 max - n);
+		if (rv < 0)
+			return rv;
+		n += rv;
+		len -= l;
+		off = 0;
+	}
+	return len ? -EINVAL : n;
+}
+
+static u32 xiw_crc_bvec(u32 crc, const struct bio_vec *bv, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		void *p = kmap_local_page(bv[i].bv_page);
+
+		crc = crc32c(crc, p + bv[i].bv_offset, bv[i].bv_len);
+		kunmap_local(p);
+	}
+	return crc;
+}
+
+/* ULPDU payload bytes per FPDU for a header of hdr_len (with length). */
+static u32 xiw_tx_room(struct xiw_qp *qp, u32 hdr_len)
+{
+	u32 emss = READ_ONCE(tcp_sk(qp->wire.sock->sk)->mss_cache);
+	u32 mulpdu;
+
+	mulpdu = emss > 6 + 3 ? emss - (6 + emss % 4) : 0;
+	mulpdu = clamp_t(u32, mulpdu, MPA_MIN_MULPDU, U16_MAX & ~3U);
+	return mulpdu - (hdr_len - MPA_HDR_LEN);
+}
+
+/*
+ * Cut the next FPDUs of the current message into tx->bv and start
+ * handing them over. Returns 0 when built, a negative errno for a
+ * message that cannot be described (a local error).
+ */
+static int xiw_tx_build(struct xiw_qp *qp)
+{
+	struct xiw_tx *tx = qp->tx;
+	struct xiw_txmsg *m = &tx->msg;
+	u32 room = xiw_tx_room(qp, m->hdr_len);
+	size_t total = 0;
+	int nbv = 0, f;
+
+	for (f = 0; f < XIW_TX_FPDUS; f++) {
+		u8 *h = tx->room + f * XIW_TX_HDR_ROOM;
+		u32 chunk = min(m->len - m->sent, room);
+		bool last = m->sent + chunk == m->len;
+		struct iwarp_ctrl *c = (struct iwarp_ctrl *)h;
+		u32 ulpdu = m->hdr_len - MPA_HDR_LEN + chunk;
+		u32 pad = -(MPA_HDR_LEN + ulpdu) & 3;
+		int first_bv = nbv, rv;
+		u8 *trailer;
+		u32 crc;
+
+		if (nbv + 4 + XIW_MAX_SGE > XIW_TX_BVECS && f)
+			break;
+		memcpy(h, m->hdr, m->hdr_len);
+		c->mpa_len = cpu_to_be16(ulpdu);
+		if (last)
+			c->ddp |= DDP_FLAG_LAST;
+		if (m->tagged) {
+			((struct iwarp_tagged *)h)->to = cpu_to_be64(m->to +
+								     m->sent);
+		} else {
+			((struct iwarp_untagged *)h)->mo = cpu_to_be32(m->sent);
+		}
+		rv = xiw_bvec_kaddr(h, m->hdr_len, tx->bv + nbv,
+				    XIW_TX_BVECS - nbv);
+		if (rv < 0)
+			return rv;
+		nbv += rv;
+		if (chunk) {
+			rv = xiw_tx_payload(m, m->sent, chunk, tx->bv + nbv,
+					    XIW_TX_BVECS - nbv - 1);
+			if (rv == -E2BIG && f) {
+				nbv = first_bv;
+				break;
+			}
+			if (rv < 0)
+				return rv;
+			nbv += rv;
+		}
+		trailer = h + m->hdr_len;
+		memset(trailer, 0, pad);
+		crc = 0;
+		if (qp->wire.mpa.crc)
+			crc = ~xiw_crc_bvec(~0U, tx->bv + first_bv,
+					    nbv - first_bv);
+		if (qp->wire.mpa.crc && pad)
+			crc = ~crc32c(~crc, trailer, pad);
+		put_unaligned_le32(crc, trailer + pad);
+		rv = xiw_bvec_kaddr(trailer, pad + MPA_CRC_LEN, tx->bv + nbv,
+				    XIW_TX_BVECS - nbv);
+		if (rv < 0)
+			return rv;
+		nbv += rv;
+		total += MPA_HDR_LEN + ulpdu + pad + MPA_CRC_LEN;
+		m->sent += chunk;
+		if (last)
+			break;
+	}
+	memset(&tx->mh, 0, sizeof(tx->mh));
+	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv, total);
+	tx->busy = true;
+	tx->batch_ends_msg = m->sent == m->len;
+	return 0;
+}
+
+/*
+ * Hand the built batch to TCP. Returns 0 when all of it went, -EAGAIN
+ * when the socket is full (write_space will kick us), or an error.
+ */
+static int xiw_tx_push(struct xiw_qp *qp, bool more)
+{
+	struct xiw_tx *tx = qp->tx;
+	int rv;
+
+	while (iov_iter_count(&tx->mh.msg_iter)) {
+		tx->mh.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
+				   (more || !tx->batch_ends_msg ? MSG_MORE : 0);
+		rv = sock_sendmsg(qp->wire.sock, &tx->mh);
+		if (rv == -EAGAIN)
+			return -EAGAIN;
+		if (rv < 0)
+			return rv;
+		if (rv == 0)
+			return -EAGAIN;
+	}
+	tx->busy = false;
+	return 0;
+}
+
+static void xiw_tx_untagged(struct xiw_txmsg *m, u8 op, u32 qn, u32 msn,
+			    u32 inval)
+{
+	struct iwarp_untagged *u = (struct iwarp_untagged *)m->hdr;
+
+	memset(u, 0, sizeof(*u));
+	u->ctrl.ddp = DDP_VERSION;
+	u->ctrl.rdmap = RDMAP_VERSION | op;
+	u->inval = cpu_to_be32(inval);
+	u->qn = cpu_to_be32(qn);
+	u->msn = cpu_to_be32(msn);
+	m->hdr_len = sizeof(*u);
+	m->tagged = false;
+}
+
+static void xiw_tx_tagged(struct xiw_txmsg *m, u8 op, u32 stag, u64 to)
+{
+	struct iwarp_tagged *t = (struct iwarp_tagged *)m->hdr;
+
+	memset(t, 0, sizeof(*t));
+	t->ctrl.ddp = DDP_VERSION | DDP_FLAG_TAGGED;
+	t->ctrl.rdmap = RDMAP_VERSION | op;
+	t->stag = cpu_to_be32(stag);
+	m->to = to;
+	m->hdr_len = sizeof(*t);
+	m->tagged = true;
+}
+
+/* Resolve and check the local SGEs of a copied SQE (V-02). */
+static int xiw_tx_sges(struct xiw_qp *qp, struct xiw_txmsg *m,
+		       const struct xiw_sqe *sqe, int access, u32 max_sge)
+{
+	u64 total = 0;
+	u32 i;
+
+	if (sqe->num_sge > max_sge)
+		return -EINVAL;
+	for (i = 0; i < sqe->num_sge; i++) {
+		const struct xiw_sge *s = &sqe->sge[i];
+		struct xiw_mr *mr;
+
+		m->addr[i] = s->addr;
+		m->slen[i] = s->length;
+		m->mr[i] = NULL;
+		m->nsge = i + 1;
+		total += s->length;
+		if (!s->length)
+			continue;
+		mr = xiw_mr_get(qp->xdev, s->lkey);
+		if (!mr)
+			return -EACCES;
+		m->mr[i] = mr;
+		if (xiw_mr_check(mr, qp->ibqp.pd, s->addr, s->length, access))
+			return -EACCES;
+	}
+	if (total > S32_MAX)
+		return -EMSGSIZE;
+	m->len = total;
+	m->src = XIW_SRC_SGE;
+	return 0;
+}
+
+/* Local error on a work request: its status, V-02. */
+static u8 xiw_tx_local_status(int err)
+{
+	switch (err) {
+	case -EACCES:
+		return IB_WC_LOC_PROT_ERR;
+	case -EMSGSIZE:
+		return IB_WC_LOC_LEN_ERR;
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+}
+
+/*
+ * Turn the SQ entry just taken into tx->msg. Returns 1 when a message
+ * is ready to send, 0 when the entry finished without one (local
+ * invalidate, registration), or a negative errno for a local error.
+ */
+static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
+{
+	struct xiw_tx *tx = qp->tx;
+	struct xiw_txmsg *m = &tx->msg;
+	struct xiw_wire *w = &qp->wire;
+	bool se = sqe->flags & XIW_WQE_SOLICITED;
+	int rv;
+
+	memset(m, 0, offsetof(struct xiw_txmsg, inl));
+	m->fin = XIW_FIN_SQ;
+	m->sq_idx = idx;
+
+	switch (sqe->opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_INV: {
+		bool inv = sqe->opcode == IB_UVERBS_WR_SEND_WITH_INV;
+		u8 op = inv ? (se ? RDMAP_SEND_SE_INV : RDMAP_SEND_INV) :
+			      (se ? RDMAP_SEND_SE : RDMAP_SEND);
+
+		if (sqe->flags & XIW_WQE_INLINE) {
+			if (sqe->inline_len > XIW_MAX_INLINE)
+				return -EMSGSIZE;
+			memcpy(m->inl, sqe->sge, sqe->inline_len);
+			m->len = sqe->inline_len;
+			m->src = XIW_SRC_INLINE;
+		} else {
+			rv = xiw_tx_sges(qp, m, sqe, 0, qp->cap.max_send_sge);
+			if (rv)
+				return rv;
+		}
+		xiw_tx_untagged(m, op, DDP_QN_SEND, tx->msn[DDP_QN_SEND]++,
+				inv ? sqe->ex : 0);
+		return 1;
+	}
+	case IB_UVERBS_WR_RDMA_WRITE:
+		if (sqe->flags & XIW_WQE_INLINE) {
+			if (sqe->inline_len > XIW_MAX_INLINE)
+				return -EMSGSIZE;
+			memcpy(m->inl, sqe->sge, sqe->inline_len);
+			m->len = sqe->inline_len;
+			m->src = XIW_SRC_INLINE;
+		} else {
+			rv = xiw_tx_sges(qp, m, sqe, 0, qp->cap.max_send_sge);
+			if (rv)
+				return rv;
+		}
+		xiw_tx_tagged(m, RDMAP_WRITE, sqe->rkey, sqe->raddr);
+		return 1;
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_RDMA_READ_WITH_INV: {
+		struct iwarp_read_req *rr = (struct iwarp_read_req *)m->hdr;
+		struct xiw_orq_entry *o;
+		u32 sink_stag = 0;
+		u64 sink_to = 0;
+
+		if (sqe->flags & XIW_WQE_INLINE)
+			return -EINVAL;
+		if (sqe->opcode == IB_UVERBS_WR_RDMA_READ_WITH_INV &&
+		    !qp->kernel)
+			return -EINVAL;
+		rv = xiw_tx_sges(qp, m, sqe, IB_ACCESS_LOCAL_WRITE,
+				 XIW_MAX_SGE_RD);
+		if (rv)
+			return rv;
+		/*
+		 * The peer tags its Response with the first SGE's STag and
+		 * address; xiw_rx.c places by offset into all the SGEs.
+		 */
+		if (sqe->num_sge) {
+			sink_stag = sqe->sge[0].lkey;
+			sink_to = sqe->sge[0].addr;
+		}
+		spin_lock_bh(&w->lock);
+		o = &w->orq[w->orq_tail % XIW_MAX_ORD];
+		o->sqe = *sqe;
+		o->sq_idx = idx;
+		o->len = m->len;
+		o->got = 0;
+		o->sink_stag = sink_stag;
+		o->sink_to = sink_to;
+		w->orq_tail++;
+		spin_unlock_bh(&w->lock);
+		/* The local MRs are looked up again when the data comes. */
+		xiw_tx_msg_release(m);
+		xiw_tx_untagged(m, RDMAP_READ_REQ, DDP_QN_READ_REQ,
+				tx->msn[DDP_QN_READ_REQ]++, 0);
+		rr->sink_stag = cpu_to_be32(sink_stag);
+		rr->sink_to = cpu_to_be64(sink_to);
+		rr->size = cpu_to_be32(m->len);
+		rr->src_stag = cpu_to_be32(sqe->rkey);
+		rr->src_to = cpu_to_be64(sqe->raddr);
+		m->hdr_len = sizeof(*rr);
+		m->len = 0;
+		m->src = XIW_SRC_NONE;
+		m->fin = XIW_FIN_NONE;	/* completes with its Response */
+		return 1;
+	}
+	case IB_UVERBS_WR_LOCAL_INV:
+		if (!qp->kernel)
+			return -EINVAL;
+		rv = xiw_mr_invalidate(qp->xdev, qp->ibqp.pd, sqe->ex, false);
+		return rv ? -EACCES : 0;
+	case XIW_WR_REG_MR:
+		if (!qp->kernel)
+			return -EINVAL;
+		rv = xiw_mr_fastreg(qp->xdev, qp->ibqp.pd, sqe->ex, sqe->rkey,
+				    (int)sqe->compare_add);
+		return rv ? -EACCES : 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* May the SQ entry go now? Fence and ORD rules (RDMAP-04). */
+static bool xiw_tx_may_start(struct xiw_qp *qp, const struct xiw_sqe *sqe)
+{
+	struct xiw_wire *w = &qp->wire;
+	u32 reads = READ_ONCE(w->orq_tail) - READ_ONCE(w->orq_head);
+
+	if ((sqe->flags & XIW_WQE_FENCE) && reads)
+		return false;
+	if ((sqe->opcode == IB_UVERBS_WR_RDMA_READ ||
+	     sqe->opcode == IB_UVERBS_WR_RDMA_READ_WITH_INV) &&
+	    reads >= max_t(u32, w->mpa.ord, 1))
+		return false;
+	return true;
+}
+
+/*
+ * Take the next SQ entry: copy it once, check it, keep the slot until
+ * it completes. Returns 1 with tx->msg ready, 0 if the SQ is empty, or
+ * -EAGAIN if the next entry must wait (fence, ORD, QP state): whoever
+ * ends the wait kicks us.
+ */
+static int xiw_tx_next_sqe(struct xiw_qp *qp)
+{
+	struct xiw_sqe sqe, *slot;
+	struct xiw_sq_pend *p;
+	u32 idx;
+	int rv;
+
+	for (;;) {
+		spin_lock_bh(&qp->sq_lock);
+		if (qp->state != IB_QPS_RTS) {
+			spin_unlock_bh(&qp->sq_lock);
+			return -EAGAIN;
+		}
+		idx = qp->sq.cons;
+		slot = xiw_ring_slot(&qp->sq, idx);
+		/* Acquire: pairs with the producer's release of the slot. */
+		if (!(smp_load_acquire(&slot->flags) & XIW_SLOT_VALID)) {
+			spin_unlock_bh(&qp->sq_lock);
+			return 0;
+		}
+		memcpy(&sqe, slot, sizeof(sqe));
+		if (!xiw_tx_may_start(qp, &sqe)) {
+			spin_unlock_bh(&qp->sq_lock);
+			return -EAGAIN;
+		}
+		qp->sq.cons++;
+		p = &qp->sq_pend[idx & (qp->sq.num - 1)];
+		p->wr_id = sqe.wr_id;
+		p->opcode = xiw_wc_opcode(sqe.opcode);
+		p->signaled = qp->sig_all || (sqe.flags & XIW_WQE_SIGNALED);
+		p->done = false;
+		p->status = IB_WC_SUCCESS;
+		p->byte_len = 0;
+		spin_unlock_bh(&qp->sq_lock);
+
+		rv = xiw_tx_from_sqe(qp, &sqe, idx);
+		if (rv == 1) {
+			p->byte_len = qp->tx->msg.len;
+			if (qp->tx->msg.hdr_len == sizeof(struct iwarp_read_req))
+				p->byte_len = be32_to_cpu(((struct iwarp_read_req *)
+					qp->tx->msg.hdr)->size);
+			qp->tx->msg.active = true;
+			return 1;
+		}
+		xiw_tx_msg_release(&qp->tx->msg);
+		if (rv == 0) {
+			xiw_sq_done(qp, idx, IB_WC_SUCCESS);
+			continue;
+		}
+		/* V-02: this one fails, always reported; the rest flush. */
+		spin_lock_bh(&qp->sq_lock);
+		p->signaled = true;
+		spin_unlock_bh(&qp->sq_lock);
+		xiw_sq_done(qp, idx, xiw_tx_local_status(rv));
+		xiw_qp_error(qp, IB_EVENT_QP_FATAL);
+		return -EAGAIN;
+	}
+}
+
+/* Answer the oldest inbound Read: a Read Response (RFC 5040 4.5). */
+static int xiw_tx_next_response(struct xiw_qp *qp)
+{
+	struct xiw_wire *w = &qp->wire;
+	struct xiw_txmsg *m = &qp->tx->msg;
+	struct xiw_irq_entry e;
+
+	spin_lock_bh(&w->lock);
+	if (w->irq_head == w->irq_tail) {
+		spin_unlock_bh(&w->lock);
+		return 0;
+	}
+	e = w->irq[w->irq_head % XIW_MAX_IRD];
+	spin_unlock_bh(&w->lock);
+
+	memset(m, 0, offsetof(struct xiw_txmsg, inl));
+	xiw_tx_tagged(m, RDMAP_READ_RESP, e.sink_stag, e.sink_to);
+	m->len = e.len;
+	m->src = XIW_SRC_SGE;
+	if (e.len) {
+		/* The entry's reference moves to the message. */
+		m->nsge = 1;
+		m->mr[0] = e.mr;
+		m->addr[0] = e.src_to;
+		m->slen[0] = e.len;
+	}
+	m->fin = XIW_FIN_IRQ;
+	m->active = true;
+	return 1;
+}
+
+/* The initiator's peer-to-peer ready-to-receive message (E-06). */
+static int xiw_tx_next_rtr(struct xiw_qp *qp)
+{
+	struct xiw_wire *w = &qp->wire;
+	struct xiw_txmsg *m = &qp->tx->msg;
+	u8 op = w->mpa.rtr - 1;
+
+	w->rtr_pending = false;
+	memset(m, 0, offsetof(struct xiw_txmsg, inl));
+	m->fin = XIW_FIN_NONE;
+	m->active = true;
+	if (op == RDMAP_WRITE) {
+		xiw_tx_tagged(m, RDMAP_WRITE, 0, 0);
+	} else if (op == RDMAP_SEND) {
+		xiw_tx_untagged(m, RDMAP_SEND, DDP_QN_SEND,
+				qp->tx->msn[DDP_QN_SEND]++, 0);
+	} else {
+		struct xiw_orq_entry *o;
+
+		spin_lock_bh(&w->lock);
+		o = &w->orq[w->orq_tail % XIW_MAX_ORD];
+		memset(o, 0, sizeof(*o));
+		o->sq_idx = U32_MAX;
+		w->orq_tail++;
+		spin_unlock_bh(&w->lock);
+		xiw_tx_untagged(m, RDMAP_READ_REQ, DDP_QN_READ_REQ,
+				qp->tx->msn[DDP_QN_READ_REQ]++, 0);
+		/* Sink and source all zero: a zero-length Read (RDMAP-02). */
+		m->hdr_len = sizeof(struct iwarp_read_req);
+	}
+	return 1;
+}
+
+/* The Terminate (TERM-01), the last message of the connection. */
+static int xiw_tx_next_term(struct xiw_qp *qp)
+{
+	struct xiw_wire *w = &qp->wire;
+	struct xiw_txmsg *m = &qp->tx->msg;
+
+	memset(m, 0, offsetof(struct xiw_txmsg, inl));
+	spin_lock_bh(&w->lock);
+	w->term_pending = false;
+	w->term_sent = true;
+	memcpy(m->inl, w->term, w->term_len);
+	m->len = w->term_len;
+	spin_unlock_bh(&w->lock);
+	xiw_tx_untagged(m, RDMAP_TERMINATE, DDP_QN_TERMINATE, 1, 0);
+	m->src = XIW_SRC_INLINE;
+	m->fin = XIW_FIN_TERM;
+	m->active = true;
+	return 1;
+}
+
+/* The current message went to TCP entirely. */
+static void xiw_tx_finish(struct xiw_qp *qp)
+{
+	struct xiw_txmsg *m = &qp->tx->msg;
+	struct xiw_wire *w = &qp->wire;
+
+	switch (m->fin) {
+	case XIW_FIN_SQ:
+		xiw_sq_done(qp, m->sq_idx, IB_WC_SUCCESS);
+		break;
+	case XIW_FIN_IRQ:
+		spin_lock_bh(&w->lock);
+		w->irq_head++;
+		spin_unlock_bh(&w->lock);
+		break;
+	default:
+		break;
+	}
+	xiw_tx_msg_release(m);
+}
+
+/*
+ * Pick the next message: Terminate, RTR, Read Responses, then the SQ.
+ * Returns as xiw_tx_next_sqe().
+ */
+static int xiw_tx_next(struct xiw_qp *qp)
+{
+	struct xiw_wire *w = &qp->wire;
+	bool term, hold;
+
+	spin_lock_bh(&w->lock);
+	term = w->term_pending;
+	hold = w->hold || w->term_sent;
+	spin_unlock_bh(&w->lock);
+	if (term)
+		return xiw_tx_next_term(qp);
+	if (hold)
+		return -EAGAIN;
+	if (w->rtr_pending)
+		return xiw_tx_next_rtr(qp);
+	if (xiw_tx_next_response(qp))
+		return 1;
+	return xiw_tx_next_sqe(qp);
+}
+
+static bool xiw_tx_more(struct xiw_qp *qp)
+{
+	struct xiw_wire *w = &qp->wire;
+	struct xiw_sqe *slot = xiw_ring_slot(&qp->sq, READ_ONCE(qp->sq.cons));
+
+	return READ_ONCE(w->irq_head) != READ_ONCE(w->irq_tail) ||
+	       (READ_ONCE(slot->flags) & XIW_SLOT_VALID);
+}
+
+static void xiw_tx_set_busy(struct xiw_qp *qp, u32 busy)
+{
+	if (qp->sq.mmap) {
+		WRITE_ONCE(qp->sq.ctrl->sq_busy, busy);
+		/*
+		 * Full barrier: the provider publishes a slot, fences, then
+		 * reads sq_busy; we clear sq_busy, fence, then look at the
+		 * slot. One of us sees the other.
+		 */
+		smp_mb();
+	}
+}
+
+static void xiw_tx_work(struct work_struct *work)
+{
+	struct xiw_tx *tx = container_of(work, struct xiw_tx, work);
+	struct xiw_qp *qp = tx->qp;
+	int budget = XIW_TX_BUDGET, rv;
+
+	xiw_tx_set_busy(qp, 1);
+	for (;;) {
+		if (!tx->busy) {
+			if (!tx->msg.active) {
+				if (!budget--) {
+					xiw_tx_kick(qp);
+					break;
+				}
+				rv = xiw_tx_next(qp);
+				if (rv == -EAGAIN)
+					break;
+				if (!rv) {
+					xiw_tx_set_busy(qp, 0);
+					/* A slot published as we cleared it? */
+					if (!xiw_tx_more(qp))
+						return;
+					xiw_tx_set_busy(qp, 1);
+					continue;
+				}
+			}
+			rv = xiw_tx_build(qp);
+			if (rv) {
+				/* A range we could not describe: local error. */
+				if (tx->msg.fin == XIW_FIN_SQ)
+					xiw_sq_done(qp, tx->msg.sq_idx,
+						    IB_WC_LOC_PROT_ERR);
+				xiw_tx_msg_release(&tx->msg);
+				xiw_qp_error(qp, IB_EVENT_QP_FATAL);
+				break;
+			}
+		}
+		rv = xiw_tx_push(qp, xiw_tx_more(qp));
+		if (rv == -EAGAIN)
+			break;		/* write_space kicks us */
+		if (rv) {
+			if (qp->conn)
+				xiw_qp_error(qp, IB_EVENT_QP_FATAL);
+			break;
+		}
+		if (tx->batch_ends_msg) {
+			bool term = tx->msg.fin == XIW_FIN_TERM;
+
+			xiw_tx_finish(qp);
+			if (term) {
+				/* TERM-05: let it reach the peer, then close. */
+				kernel_sock_shutdown(qp->wire.sock, SHUT_WR);
+				xiw_qp_error(qp, IB_EVENT_QP_FATAL);
+				break;
+			}
+		}
+	}
+	xiw_tx_set_busy(qp, 0);
+}
+
+/* The connection reached RTS: start from a clean state. */
+void xiw_tx_start(struct xiw_qp *qp)
+{
+	struct xiw_tx *tx = qp->tx;
+	int i;
+
+	xiw_tx_msg_release(&tx->msg);
+	tx->busy = false;
+	for (i = 0; i < DDP_NUM_QN; i++)
+		tx->msn[i] = 1;		/* DDP-03 */
+	INIT_WORK(&tx->work, xiw_tx_work);
+	WRITE_ONCE(tx->started, true);
+}
+
+/* No socket callback can kick us any more; wait out a running pass. */
+void xiw_tx_stop(struct xiw_qp *qp)
+{
+	struct xiw_tx *tx = qp->tx;
+
+	if (!tx->started)
+		return;
+	WRITE_ONCE(tx->started, false);
+	cancel_work_sync(&tx->work);
+	if (tx->msg.active && tx->msg.fin == XIW_FIN_SQ)
+		xiw_sq_done(qp, tx->msg.sq_idx, IB_WC_WR_FLUSH_ERR);
+	xiw_tx_msg_release(&tx->msg);
+	tx->busy = false;
+	xiw_tx_set_busy(qp, 0);
+}
+
+/*
+ * Queue a Terminate (RFC 5040 section 4.8) for the first error only
+ * (TERM-05) and let tx send it; hdr is the terminated DDP segment's
+ * header (without the MPA length), Read Request included if any.
+ */
+void xiw_tx_terminate(struct xiw_qp *qp, u8 layer_etype, u8 ecode,
+		      const void *hdr, u32 hdr_len, u32 seg_len)
+{
+	struct xiw_wire *w = &qp->wire;
+	u16 flags = 0;
+	u8 *body;
+
+	spin_lock_bh(&w->lock);
+	if (w->term_pending || w->term_sent) {
+		spin_unlock_bh(&w->lock);
+		return;
+	}
+	/* What follows the untagged header of struct iwarp_terminate. */
+	body = w->term;
+	memset(body, 0, sizeof(w->term));
+	body[0] = layer_etype;
+	body[1] = ecode;
+	if (hdr && hdr_len) {
+		hdr_len = min_t(u32, hdr_len, sizeof(w->term) - 6);
+		flags |= TERM_FLAG_M | TERM_FLAG_D;
+		if (hdr_len == sizeof(struct iwarp_read_req) - MPA_HDR_LEN)
+			flags |= TERM_FLAG_R;
+		put_unaligned_be16(seg_len, body + 4);
+		memcpy(body + 6, hdr, hdr_len);
+		w->term_len = 6 + hdr_len;
+	} else {
+		w->term_len = 4;
+	}
+	put_unaligned_be16(flags, body + 2);
+	w->term_pending = true;
+	spin_unlock_bh(&w->lock);
+	xiw_tx_kick(qp);
 }

@@ -1,0 +1,888 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Receive: FPDUs from the QP's TCP socket, checked and placed.
+ *
+ * The stream is parsed in three phases per FPDU: the header (its length
+ * known from the first four bytes: MPA length, DDP and RDMAP control),
+ * the payload, then padding and CRC. FPDU boundaries come from the MPA
+ * length alone, however TCP cut the stream (MPA-24). Every header is
+ * copied into rx->hdr and checked before anything is placed; payload is
+ * received straight from the socket into the target pages (one copy)
+ * and the CRC is computed over what was placed. A message completes only
+ * after its last FPDU's CRC matched. Any error: one Terminate (sent by
+ * xiw_tx.c), nothing placed or delivered afterwards (DDP-09), the QP to
+ * ERR.
+ */
+#include <linux/crc32c.h>
+#include <linux/highmem.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <net/sock.h>
+
+#include "xiw.h"
+
+#define XIW_RX_BVECS	32
+#define XIW_RX_BUDGET	256	/* FPDUs per run before yielding */
+
+enum xiw_rx_phase {
+	XIW_RX_HDR,
+	XIW_RX_DATA,
+	XIW_RX_TRAILER,
+};
+
+enum xiw_rx_target {
+	XIW_TGT_NONE,		/* zero-length */
+	XIW_TGT_WRITE,		/* rx->mr at rx->to */
+	XIW_TGT_SEND,		/* the current receive WQE */
+	XIW_TGT_READ_RESP,	/* the ORQ head's local sink */
+	XIW_TGT_TERM,		/* rx->scratch */
+};
+
+struct xiw_rx {
+	struct work_struct work;
+	struct xiw_qp *qp;
+	bool started;
+	bool dead;		/* an error was found: read nothing more */
+	bool first_seen;	/* a valid FPDU arrived */
+
+	enum xiw_rx_phase phase;
+	u8 hdr[IWARP_MAX_HDR];
+	u32 hdr_got, hdr_len;
+	u32 ulpdu_len;
+	u32 data_len, data_got;
+	u8 trl[8];
+	u32 trl_len, trl_got;
+	u32 crc;
+	enum xiw_rx_target tgt;
+	bool last;
+	u8 op;
+
+	struct xiw_mr *mr;	/* XIW_TGT_WRITE, referenced */
+	u64 to;
+
+	/* the Send message being received */
+	bool rq_active;
+	struct xiw_rqe rqe;
+	struct xiw_mr *rmr[XIW_MAX_SGE];
+	u32 rq_len;		/* the WQE's capacity */
+	u32 msg_got;
+	u32 inval;
+
+	u32 msn[DDP_NUM_QN];	/* next expected MSN per queue */
+	u8 scratch[IWARP_TERM_MAX + 64];
+	struct bio_vec bv[XIW_RX_BVECS];
+};
+
+int xiw_rx_create(struct xiw_qp *qp)
+{
+	struct xiw_rx *rx = kzalloc(sizeof(*rx), GFP_KERNEL);
+
+	if (!rx)
+		return -ENOMEM;
+	rx->qp = qp;
+	INIT_WORK(&rx->work, NULL);
+	qp->rx = rx;
+	return 0;
+}
+
+static void xiw_rx_put_rq_mrs(struct xiw_rx *rx)
+{
+	int i;
+
+	for (i = 0; i < XIW_MAX_SGE; i++) {
+		if (rx->rmr[i])
+			xiw_mr_put(rx->rmr[i]);
+		rx->rmr[i] = NULL;
+	}
+}
+
+static void xiw_rx_put_mr(struct xiw_rx *rx)
+{
+	if (rx->mr)
+		xiw_mr_put(rx->mr);
+	rx->mr = NULL;
+}
+
+void xiw_rx_destroy(struct xiw_qp *qp)
+{
+	struct xiw_rx *rx = qp->rx;
+
+	if (!rx)
+		return;
+	xiw_rx_put_mr(rx);
+	xiw_rx_put_rq_mrs(rx);
+	kfree(rx);
+	qp->rx = NULL;
+}
+
+void xiw_rx_kick(struct xiw_qp *qp)
+{
+	struct xiw_rx *rx = qp->rx;
+
+	if (rx && READ_ONCE(rx->started))
+		queue_work(xiw_data_wq, &rx->work);
+}
+
+/* First error wins: Terminate it, stop placing (DDP-09, TERM-05). */
+static void xiw_rx_error(struct xiw_rx *rx, u8 layer_etype, u8 ecode,
+			 bool with_hdr)
+{
+	struct xiw_qp *qp = rx->qp;
+
+	if (rx->dead)
+		return;
+	rx->dead = true;
+	ibdev_dbg(&qp->xdev->ibdev, "qp %u: terminate %02x/%02x\n",
+		  qp->ibqp.qp_num, layer_etype, ecode);
+	if (with_hdr)
+		xiw_tx_terminate(qp, layer_etype, ecode,
+				 rx->hdr + MPA_HDR_LEN,
+				 rx->hdr_len - MPA_HDR_LEN, rx->ulpdu_len);
+	else
+		xiw_tx_terminate(qp, layer_etype, ecode, NULL, 0, 0);
+}
+
+/* Header length for the opcode, or 0 for a reserved one. */
+static u32 xiw_rx_hdr_len(u8 op, bool tagged)
+{
+	switch (op) {
+	case RDMAP_WRITE:
+	case RDMAP_READ_RESP:
+		return tagged ? sizeof(struct iwarp_tagged) : 0;
+	case RDMAP_READ_REQ:
+		return tagged ? 0 : sizeof(struct iwarp_read_req);
+	case RDMAP_SEND:
+	case RDMAP_SEND_INV:
+	case RDMAP_SEND_SE:
+	case RDMAP_SEND_SE_INV:
+	case RDMAP_TERMINATE:
+		return tagged ? 0 : sizeof(struct iwarp_untagged);
+	default:
+		return 0;
+	}
+}
+
+/* Take a receive WQE for a new Send (copied once, then checked). */
+static int xiw_rx_take_rqe(struct xiw_rx *rx)
+{
+	struct xiw_qp *qp = rx->qp;
+	struct xiw_rqe *slot;
+	u64 total = 0;
+	int i;
+
+	if (qp->srq) {
+		struct xiw_srq *srq = qp->srq;
+		bool event = false;
+
+		spin_lock_bh(&srq->lock);
+		slot = xiw_ring_slot(&srq->ring, srq->ring.cons);
+		/* Acquire: pairs with the producer's release of the slot. */
+		if (!(smp_load_acquire(&slot->flags) & XIW_SLOT_VALID)) {
+			spin_unlock_bh(&srq->lock);
+			return -ENOBUFS;
+		}
+		memcpy(&rx->rqe, slot, sizeof(rx->rqe));
+		/* Release: our copy is complete before the slot is reused. */
+		smp_store_release(&slot->flags, 0);
+		srq->ring.cons++;
+		if (srq->limit) {
+			u32 n;
+
+			for (n = 0; n < srq->limit; n++) {
+				slot = xiw_ring_slot(&srq->ring,
+						     srq->ring.cons + n);
+				if (!(READ_ONCE(slot->flags) & XIW_SLOT_VALID))
+					break;
+			}
+			if (n < srq->limit) {
+				srq->limit = 0;
+				event = true;
+			}
+		}
+		spin_unlock_bh(&srq->lock);
+		if (event && srq->ibsrq.event_handler) {
+			struct ib_event ev = {
+				.device = srq->ibsrq.device,
+				.element.srq = &srq->ibsrq,
+				.event = IB_EVENT_SRQ_LIMIT_REACHED,
+			};
+
+			srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+		}
+	} else {
+		spin_lock_bh(&qp->rq_lock);
+		slot = xiw_ring_slot(&qp->rq, qp->rq.cons);
+		if (qp->state == IB_QPS_ERR ||
+		    /* Acquire: pairs with the producer's release. */
+		    !(smp_load_acquire(&slot->flags) & XIW_SLOT_VALID)) {
+			spin_unlock_bh(&qp->rq_lock);
+			return -ENOBUFS;
+		}
+		/* The slot stays ours until the Send completes. */
+		memcpy(&rx->rqe, slot, sizeof(rx->rqe));
+		spin_unlock_bh(&qp->rq_lock);
+	}
+	rx->rq_active = true;
+	rx->msg_got = 0;
+	rx->rq_len = 0;
+	if (rx->rqe.num_sge > XIW_MAX_SGE)
+		return -EINVAL;
+	for (i = 0; i < rx->rqe.num_sge; i++) {
+		const struct xiw_sge *s = &rx->rqe.sge[i];
+
+		total += s->length;
+		if (!s->length)
+			continue;
+		rx->rmr[i] = xiw_mr_get(qp->xdev, s->lkey);
+		if (!rx->rmr[i] ||
+		    xiw_mr_check(rx->rmr[i], qp->ibqp.pd, s->addr, s->length,
+				 IB_ACCESS_LOCAL_WRITE))
+			return -EACCES;
+	}
+	if (total > U32_MAX)
+		return -EINVAL;
+	rx->rq_len = total;
+	return 0;
+}
+
+/* Complete the current receive WQE; the slot goes back to the producer. */
+static void xiw_rx_complete_rqe(struct xiw_rx *rx, u8 status, u32 flags)
+{
+	struct xiw_qp *qp = rx->qp;
+	struct xiw_cqe cqe = {
+		.opcode = IB_WC_RECV,
+		.status = status,
+		.wr_id = rx->rqe.wr_id,
+		.qp_num = qp->ibqp.qp_num,
+		.byte_len = rx->msg_got,
+		.flags = flags,
+		.ex = rx->inval,
+	};
+
+	if (!rx->rq_active)
+		return;
+	rx->rq_active = false;
+	xiw_rx_put_rq_mrs(rx);
+	if (qp->srq) {
+		xiw_cq_add(qp->rcq, &cqe);
+		return;
+	}
+	spin_lock_bh(&qp->rq_lock);
+	/* In ERR the flush has completed this WQE already. */
+	if (qp->state != IB_QPS_ERR) {
+		struct xiw_rqe *slot = xiw_ring_slot(&qp->rq, qp->rq.cons);
+
+		/* Release: hand the slot back once we are done with it. */
+		smp_store_release(&slot->flags, 0);
+		qp->rq.cons++;
+		xiw_cq_add(qp->rcq, &cqe);
+	}
+	spin_unlock_bh(&qp->rq_lock);
+}
+
+/* Check an untagged Send segment and find its buffer (DDP-07). */
+static void xiw_rx_send_hdr(struct xiw_rx *rx)
+{
+	struct iwarp_untagged *u = (struct iwarp_untagged *)rx->hdr;
+	struct xiw_qp *qp = rx->qp;
+	u32 msn = be32_to_cpu(u->msn), mo = be32_to_cpu(u->mo);
+	int rv;
+
+	if (be32_to_cpu(u->qn) != DDP_QN_SEND) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
+		return;
+	}
+	/* The initiator's zero-length Send RTR consumes no buffer (E-06). */
+	if (qp->wire.mpa.responder && !rx->first_seen &&
+	    qp->wire.mpa.rtr == RDMAP_SEND + 1 && !rx->data_len &&
+	    rx->last && msn == rx->msn[DDP_QN_SEND]) {
+		rx->msn[DDP_QN_SEND]++;
+		rx->tgt = XIW_TGT_NONE;
+		return;
+	}
+	if (!rx->rq_active) {
+		rv = xiw_rx_take_rqe(rx);
+		if (rv == -ENOBUFS) {
+			/* V-05: no buffer, no RNR retry in iWARP. */
+			xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x02, true);
+			return;
+		}
+		if (rv) {
+			xiw_rx_complete_rqe(rx, IB_WC_LOC_PROT_ERR, 0);
+			xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
+			return;
+		}
+		rx->inval = 0;
+	}
+	if (mo != rx->msg_got) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x04, true);
+		return;
+	}
+	if ((u64)mo + rx->data_len > rx->rq_len) {
+		/* V-03 */
+		xiw_rx_complete_rqe(rx, IB_WC_LOC_LEN_ERR, 0);
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x05, true);
+		return;
+	}
+	if (msn != rx->msn[DDP_QN_SEND]) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
+		return;
+	}
+	if (rx->op == RDMAP_SEND_INV || rx->op == RDMAP_SEND_SE_INV)
+		rx->inval = be32_to_cpu(u->inval);
+	rx->tgt = XIW_TGT_SEND;
+}
+
+/* Check a tagged RDMA Write segment (DDP-08, RFC 5040 section 6.4). */
+static void xiw_rx_write_hdr(struct xiw_rx *rx)
+{
+	struct iwarp_tagged *t = (struct iwarp_tagged *)rx->hdr;
+	struct xiw_qp *qp = rx->qp;
+	u32 stag = be32_to_cpu(t->stag);
+	u64 to = be64_to_cpu(t->to);
+	int rv;
+
+	rx->tgt = XIW_TGT_NONE;
+	if (!rx->data_len)
+		return;		/* DDP-05: nothing to check */
+	if (!(qp->access & IB_ACCESS_REMOTE_WRITE)) {
+		xiw_rx_error(rx, TERM_RDMAP_PROT, 0x02, true);
+		return;
+	}
+	if (to + rx->data_len < to) {
+		xiw_rx_error(rx, TERM_DDP_TAGGED, 0x03, true);
+		return;
+	}
+	rx->mr = xiw_mr_get(qp->xdev, stag);
+	if (!rx->mr) {
+		xiw_rx_error(rx, TERM_DDP_TAGGED, 0x00, true);
+		return;
+	}
+	rv = xiw_mr_check(rx->mr, qp->ibqp.pd, to, rx->data_len,
+			  IB_ACCESS_REMOTE_WRITE);
+	if (rv) {
+		xiw_rx_put_mr(rx);
+		if (rv == -EINVAL)
+			xiw_rx_error(rx, TERM_DDP_TAGGED, 0x01, true);
+		else if (rv == -ENOENT)
+			xiw_rx_error(rx, TERM_DDP_TAGGED, 0x00, true);
+		else
+			xiw_rx_error(rx, TERM_RDMAP_PROT, 0x02, true);
+		return;
+	}
+	rx->to = to;
+	rx->tgt = XIW_TGT_WRITE;
+}
+
+/* A Read Response: it must continue the oldest outstanding Read. */
+static void xiw_rx_resp_hdr(struct xiw_rx *rx)
+{
+	struct iwarp_tagged *t = (struct iwarp_tagged *)rx->hdr;
+	struct xiw_wire *w = &rx->qp->wire;
+	struct xiw_orq_entry *o;
+	bool ok;
+
+	spin_lock_bh(&w->lock);
+	o = &w->orq[w->orq_head % XIW_MAX_ORD];
+	ok = w->orq_head != w->orq_tail &&
+	     be32_to_cpu(t->stag) == o->sink_stag &&
+	     be64_to_cpu(t->to) == o->sink_to + o->got &&
+	     (u64)o->got + rx->data_len <= o->len;
+	spin_unlock_bh(&w->lock);
+	if (!ok) {
+		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
+		return;
+	}
+	rx->tgt = rx->data_len ? XIW_TGT_READ_RESP : XIW_TGT_NONE;
+}
+
+/* An RDMA Read Request: check the source now, answer from tx. */
+static void xiw_rx_read_req(struct xiw_rx *rx)
+{
+	struct iwarp_read_req *r = (struct iwarp_read_req *)rx->hdr;
+	struct xiw_qp *qp = rx->qp;
+	struct xiw_wire *w = &qp->wire;
+	u32 len = be32_to_cpu(r->size), stag = be32_to_cpu(r->src_stag);
+	u64 to = be64_to_cpu(r->src_to);
+	struct xiw_irq_entry *e;
+	struct xiw_mr *mr = NULL;
+	int rv;
+
+	rx->tgt = XIW_TGT_NONE;
+	if (be32_to_cpu(r->hdr.qn) != DDP_QN_READ_REQ) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
+		return;
+	}
+	if (rx->data_len || !rx->last || be32_to_cpu(r->hdr.mo)) {
+		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
+		return;
+	}
+	if (be32_to_cpu(r->hdr.msn) != rx->msn[DDP_QN_READ_REQ]) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
+		return;
+	}
+	if (READ_ONCE(w->irq_tail) - READ_ONCE(w->irq_head) >=
+	    max_t(u32, w->mpa.ird, 1)) {
+		/* RDMAP-04: more Reads than our IRD. */
+		xiw_rx_error(rx, TERM_RDMAP_OP, 0x07, true);
+		return;
+	}
+	if (len) {		/* RDMAP-02: zero length checks nothing */
+		if (!(qp->access & IB_ACCESS_REMOTE_READ)) {
+			xiw_rx_error(rx, TERM_RDMAP_PROT, 0x02, true);
+			return;
+		}
+		if (to + len < to) {
+			xiw_rx_error(rx, TERM_RDMAP_PROT, 0x04, true);
+			return;
+		}
+		mr = xiw_mr_get(qp->xdev, stag);
+		if (!mr) {
+			xiw_rx_error(rx, TERM_RDMAP_PROT, 0x00, true);
+			return;
+		}
+		rv = xiw_mr_check(mr, qp->ibqp.pd, to, len,
+				  IB_ACCESS_REMOTE_READ);
+		if (rv) {
+			xiw_mr_put(mr);
+			xiw_rx_error(rx, TERM_RDMAP_PROT,
+				     rv == -EINVAL ? 0x01 : rv == -ENOENT ?
+				     0x00 : 0x02, true);
+			return;
+		}
+	}
+	rx->msn[DDP_QN_READ_REQ]++;
+	spin_lock_bh(&w->lock);
+	e = &w->irq[w->irq_tail % XIW_MAX_IRD];
+	e->mr = mr;
+	e->src_to = to;
+	e->len = len;
+	e->sink_stag = be32_to_cpu(r->sink_stag);
+	e->sink_to = be64_to_cpu(r->sink_to);
+	w->irq_tail++;
+	spin_unlock_bh(&w->lock);
+}
+
+/* The header is complete: check it and set up placement. */
+static void xiw_rx_header(struct xiw_rx *rx)
+{
+	struct xiw_qp *qp = rx->qp;
+
+	rx->data_len = rx->ulpdu_len - (rx->hdr_len - MPA_HDR_LEN);
+	rx->data_got = 0;
+	rx->trl_len = (-(MPA_HDR_LEN + rx->ulpdu_len) & 3) + MPA_CRC_LEN;
+	rx->trl_got = 0;
+	rx->crc = crc32c(~0U, rx->hdr, rx->hdr_len);
+	rx->tgt = XIW_TGT_NONE;
+
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+		rx->dead = true;
+		return;
+	}
+	switch (rx->op) {
+	case RDMAP_WRITE:
+		xiw_rx_write_hdr(rx);
+		break;
+	case RDMAP_READ_RESP:
+		xiw_rx_resp_hdr(rx);
+		break;
+	case RDMAP_READ_REQ:
+		xiw_rx_read_req(rx);
+		break;
+	case RDMAP_TERMINATE:
+		if (rx->data_len > sizeof(rx->scratch)) {
+			/* Longer than any Terminate: just tear down. */
+			rx->dead = true;
+			xiw_qp_error(qp, IB_EVENT_QP_FATAL);
+			return;
+		}
+		rx->tgt = XIW_TGT_TERM;
+		break;
+	default:
+		xiw_rx_send_hdr(rx);
+		break;
+	}
+}
+
+/* The pieces of the target for payload bytes [off, off + len). */
+static int xiw_rx_target(struct xiw_rx *rx, u32 len, struct xiw_mr **held)
+{
+	struct xiw_qp *qp = rx->qp;
+	int n = 0, rv, i;
+	u32 off;
+
+	switch (rx->tgt) {
+	case XIW_TGT_WRITE:
+		return xiw_mr_bvec(rx->mr, rx->to + rx->data_got, len,
+				   rx->bv, XIW_RX_BVECS);
+	case XIW_TGT_TERM:
+		rx->bv[0].bv_page = virt_to_page(rx->scratch + rx->data_got);
+		rx->bv[0].bv_offset = offset_in_page(rx->scratch +
+						     rx->data_got);
+		rx->bv[0].bv_len = min_t(u32, len, PAGE_SIZE -
+					 rx->bv[0].bv_offset);
+		return 1;
+	case XIW_TGT_SEND:
+		off = rx->msg_got;
+		for (i = 0; i < rx->rqe.num_sge && len; i++) {
+			const struct xiw_sge *s = &rx->rqe.sge[i];
+			u32 l;
+
+			if (off >= s->length) {
+				off -= s->length;
+				continue;
+			}
+			l = min(len, s->length - off);
+			rv = xiw_mr_bvec(rx->rmr[i], s->addr + off, l,
+					 rx->bv + n, XIW_RX_BVECS - n);
+			if (rv < 0)
+				return n ? n : rv;
+			n += rv;
+			len -= l;
+			off = 0;
+		}
+		return n ? n : -EINVAL;
+	case XIW_TGT_READ_RESP: {
+		struct xiw_wire *w = &qp->wire;
+		struct xiw_orq_entry *o = &w->orq[w->orq_head % XIW_MAX_ORD];
+
+		/* Only rx moves the ORQ head: o stays put while we read. */
+		off = o->got + rx->data_got;
+		for (i = 0; i < o->sqe.num_sge && len; i++) {
+			const struct xiw_sge *s = &o->sqe.sge[i];
+			struct xiw_mr *mr;
+			u32 l;
+
+			if (off >= s->length) {
+				off -= s->length;
+				continue;
+			}
+			l = min(len, s->length - off);
+			mr = xiw_mr_get(qp->xdev, s->lkey);
+			if (!mr)
+				return -EACCES;
+			if (xiw_mr_check(mr, qp->ibqp.pd, s->addr + off, l,
+					 IB_ACCESS_LOCAL_WRITE)) {
+				xiw_mr_put(mr);
+				return -EACCES;
+			}
+			rv = xiw_mr_bvec(mr, s->addr + off, l, rx->bv,
+					 XIW_RX_BVECS);
+			if (rv < 0) {
+				xiw_mr_put(mr);
+				return rv;
+			}
+			/* One SGE at a time keeps one reference. */
+			*held = mr;
+			return rv;
+		}
+		return -EINVAL;
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+static u32 xiw_crc_placed(u32 crc, const struct bio_vec *bv, u32 n)
+{
+	int i;
+
+	for (i = 0; n; i++) {
+		u32 l = min(n, bv[i].bv_len);
+		void *p = kmap_local_page(bv[i].bv_page);
+
+		crc = crc32c(crc, p + bv[i].bv_offset, l);
+		kunmap_local(p);
+		n -= l;
+	}
+	return crc;
+}
+
+/* Receive payload into the target. Returns bytes, 0 = EOF, -errno. */
+static int xiw_rx_data(struct xiw_rx *rx)
+{
+	struct xiw_qp *qp = rx->qp;
+	struct msghdr mh = {};
+	struct xiw_mr *held = NULL;
+	u32 want = rx->data_len - rx->data_got;
+	size_t cap = 0;
+	int n, i, rv;
+
+	n = xiw_rx_target(rx, want, &held);
+	if (n < 0) {
+		if (rx->tgt == XIW_TGT_READ_RESP) {
+			/* Our own sink vanished: a local error. */
+			xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
+			return -EIO;
+		}
+		xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
+		return -EIO;
+	}
+	for (i = 0; i < n; i++)
+		cap += rx->bv[i].bv_len;
+	iov_iter_bvec(&mh.msg_iter, ITER_DEST, rx->bv, n,
+		      min_t(size_t, cap, want));
+	rv = sock_recvmsg(qp->wire.sock, &mh, MSG_DONTWAIT);
+	if (rv > 0 && qp->wire.mpa.crc)
+		rx->crc = xiw_crc_placed(rx->crc, rx->bv, rv);
+	if (held)
+		xiw_mr_put(held);
+	return rv;
+}
+
+static int xiw_rx_bytes(struct xiw_rx *rx, void *buf, u32 len)
+{
+	struct kvec kv = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = {};
+
+	return kernel_recvmsg(rx->qp->wire.sock, &mh, &kv, 1, len,
+			      MSG_DONTWAIT);
+}
+
+/* A received Terminate: report it, end the connection (TERM-*). */
+static void xiw_rx_terminate(struct xiw_rx *rx)
+{
+	struct xiw_qp *qp = rx->qp;
+	struct xiw_wire *w = &qp->wire;
+	u8 le = rx->data_got >= 2 ? rx->scratch[0] : 0xff;
+	u32 idx = U32_MAX;
+	bool prot = (le == TERM_RDMAP_PROT || le == TERM_DDP_TAGGED);
+
+	ibdev_dbg(&qp->xdev->ibdev, "qp %u: peer terminated %02x/%02x\n",
+		  qp->ibqp.qp_num, le, rx->data_got >= 2 ? rx->scratch[1] : 0);
+	rx->dead = true;
+	/* V-04: a Read the peer refused fails as a remote access error. */
+	spin_lock_bh(&w->lock);
+	if (prot && w->orq_head != w->orq_tail) {
+		idx = w->orq[w->orq_head % XIW_MAX_ORD].sq_idx;
+		w->orq_head++;
+	}
+	w->term_sent = true;	/* answer a Terminate with none */
+	spin_unlock_bh(&w->lock);
+	if (idx != U32_MAX)
+		xiw_sq_read_done(qp, idx, IB_WC_REM_ACCESS_ERR);
+	xiw_qp_error(qp, prot ? IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
+}
+
+/* A whole FPDU arrived with a good CRC: deliver what it ends. */
+static void xiw_rx_segment_done(struct xiw_rx *rx)
+{
+	struct xiw_qp *qp = rx->qp;
+	struct xiw_wire *w = &qp->wire;
+
+	if (!rx->first_seen) {
+		rx->first_seen = true;
+		spin_lock_bh(&w->lock);
+		w->hold = false;	/* MPA-12 satisfied */
+		spin_unlock_bh(&w->lock);
+		xiw_tx_kick(qp);
+	}
+	switch (rx->tgt) {
+	case XIW_TGT_WRITE:
+		xiw_rx_put_mr(rx);
+		break;
+	case XIW_TGT_SEND:
+		rx->msg_got += rx->data_len;
+		if (rx->last) {
+			u32 flags = 0;
+
+			rx->msn[DDP_QN_SEND]++;
+			if (rx->op == RDMAP_SEND_SE ||
+			    rx->op == RDMAP_SEND_SE_INV)
+				flags |= XIW_CQE_SOLICITED;
+			if (rx->op == RDMAP_SEND_INV ||
+			    rx->op == RDMAP_SEND_SE_INV) {
+				if (xiw_mr_invalidate(qp->xdev, qp->ibqp.pd,
+						      rx->inval, true)) {
+					/* RDMAP-06 */
+					xiw_rx_complete_rqe(rx, IB_WC_LOC_PROT_ERR,
+							    0);
+					xiw_rx_error(rx, TERM_RDMAP_PROT,
+						     0x09, true);
+					return;
+				}
+				flags |= XIW_CQE_WITH_INV;
+			}
+			xiw_rx_complete_rqe(rx, IB_WC_SUCCESS, flags);
+		}
+		break;
+	case XIW_TGT_READ_RESP:
+	case XIW_TGT_NONE:
+		if (rx->op == RDMAP_READ_RESP) {
+			struct xiw_orq_entry *o;
+			u32 idx = U32_MAX;
+
+			spin_lock_bh(&w->lock);
+			o = &w->orq[w->orq_head % XIW_MAX_ORD];
+			o->got += rx->data_len;
+			if (rx->last) {
+				if (o->got != o->len) {
+					spin_unlock_bh(&w->lock);
+					xiw_rx_error(rx, TERM_RDMAP_OP, 0x06,
+						     true);
+					return;
+				}
+				idx = o->sq_idx;
+				w->orq_head++;
+			}
+			spin_unlock_bh(&w->lock);
+			if (idx != U32_MAX)
+				xiw_sq_read_done(qp, idx, IB_WC_SUCCESS);
+			/* A Read waiting for ORD room may go now. */
+			xiw_tx_kick(qp);
+		} else if (rx->op == RDMAP_READ_REQ) {
+			xiw_tx_kick(qp);
+		} else if (rx->op == RDMAP_SEND || rx->op == RDMAP_SEND_SE) {
+			/* only the zero-length Send RTR gets here */
+		}
+		break;
+	case XIW_TGT_TERM:
+		xiw_rx_terminate(rx);
+		break;
+	}
+}
+
+/* Parse and place what the socket has. Returns false to stop. */
+static bool xiw_rx_step(struct xiw_rx *rx)
+{
+	struct xiw_qp *qp = rx->qp;
+	int rv;
+
+	switch (rx->phase) {
+	case XIW_RX_HDR: {
+		u32 want = rx->hdr_got < sizeof(struct iwarp_ctrl) ?
+			   sizeof(struct iwarp_ctrl) : rx->hdr_len;
+
+		rv = xiw_rx_bytes(rx, rx->hdr + rx->hdr_got,
+				  want - rx->hdr_got);
+		if (rv <= 0)
+			goto sock_end;
+		rx->hdr_got += rv;
+		if (rx->hdr_got == sizeof(struct iwarp_ctrl)) {
+			struct iwarp_ctrl *c = (struct iwarp_ctrl *)rx->hdr;
+			bool tagged = c->ddp & DDP_FLAG_TAGGED;
+
+			rx->ulpdu_len = be16_to_cpu(c->mpa_len);
+			rx->op = c->rdmap & RDMAP_OPCODE_MASK;
+			rx->last = c->ddp & DDP_FLAG_LAST;
+			if ((c->ddp & DDP_VERSION_MASK) != DDP_VERSION) {
+				xiw_rx_error(rx, tagged ? TERM_DDP_TAGGED :
+					     TERM_DDP_UNTAGGED,
+					     tagged ? 0x04 : 0x06, false);
+				return false;
+			}
+			if ((c->rdmap & RDMAP_VERSION_MASK) != RDMAP_VERSION) {
+				xiw_rx_error(rx, TERM_RDMAP_OP, 0x05, false);
+				return false;
+			}
+			rx->hdr_len = xiw_rx_hdr_len(rx->op, tagged);
+			if (!rx->hdr_len) {
+				xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, false);
+				return false;
+			}
+			if (rx->ulpdu_len < rx->hdr_len - MPA_HDR_LEN) {
+				/* The length cannot even hold the header. */
+				xiw_rx_error(rx, TERM_LLP_MPA, 0x03, false);
+				return false;
+			}
+		}
+		if (rx->hdr_got < sizeof(struct iwarp_ctrl) ||
+		    rx->hdr_got < rx->hdr_len)
+			return true;
+		xiw_rx_header(rx);
+		if (rx->dead)
+			return false;
+		rx->phase = rx->data_len ? XIW_RX_DATA : XIW_RX_TRAILER;
+		return true;
+	}
+	case XIW_RX_DATA:
+		rv = xiw_rx_data(rx);
+		if (rv == -EIO)
+			return false;
+		if (rv <= 0)
+			goto sock_end;
+		rx->data_got += rv;
+		if (rx->data_got == rx->data_len)
+			rx->phase = XIW_RX_TRAILER;
+		return true;
+	case XIW_RX_TRAILER:
+		rv = xiw_rx_bytes(rx, rx->trl + rx->trl_got,
+				  rx->trl_len - rx->trl_got);
+		if (rv <= 0)
+			goto sock_end;
+		rx->trl_got += rv;
+		if (rx->trl_got < rx->trl_len)
+			return true;
+		if (qp->wire.mpa.crc) {
+			u32 pad = rx->trl_len - MPA_CRC_LEN;
+			u32 crc = ~crc32c(rx->crc, rx->trl, pad);
+
+			if (crc != get_unaligned_le32(rx->trl + pad)) {
+				/* MPA-50: CRC error, no headers. */
+				xiw_rx_error(rx, TERM_LLP_MPA, 0x02, false);
+				return false;
+			}
+		}
+		rx->phase = XIW_RX_HDR;
+		rx->hdr_got = 0;
+		xiw_rx_segment_done(rx);
+		return !rx->dead;
+	}
+	return false;
+
+sock_end:
+	if (rv == -EAGAIN)
+		return false;
+	/* EOF or socket error: the CM sees the TCP state change. */
+	rx->dead = true;
+	return false;
+}
+
+static void xiw_rx_work(struct work_struct *work)
+{
+	struct xiw_rx *rx = container_of(work, struct xiw_rx, work);
+	int budget = XIW_RX_BUDGET * 3;
+
+	while (!rx->dead && READ_ONCE(rx->started)) {
+		if (!xiw_rx_step(rx))
+			return;
+		if (!--budget) {
+			xiw_rx_kick(rx->qp);
+			return;
+		}
+	}
+}
+
+void xiw_rx_start(struct xiw_qp *qp)
+{
+	struct xiw_rx *rx = qp->rx;
+	int i;
+
+	xiw_rx_put_mr(rx);
+	xiw_rx_put_rq_mrs(rx);
+	rx->rq_active = false;
+	rx->dead = false;
+	rx->first_seen = false;
+	rx->phase = XIW_RX_HDR;
+	rx->hdr_got = 0;
+	for (i = 0; i < DDP_NUM_QN; i++)
+		rx->msn[i] = 1;
+	INIT_WORK(&rx->work, xiw_rx_work);
+	WRITE_ONCE(rx->started, true);
+}
+
+void xiw_rx_stop(struct xiw_qp *qp)
+{
+	struct xiw_rx *rx = qp->rx;
+
+	if (!rx->started)
+		return;
+	WRITE_ONCE(rx->started, false);
+	cancel_work_sync(&rx->work);
+	xiw_rx_put_mr(rx);
+	/* A WQE taken from an SRQ belongs to this QP: flush it. */
+	if (rx->rq_active && qp->srq)
+		xiw_rx_complete_rqe(rx, IB_WC_WR_FLUSH_ERR, 0);
+	xiw_rx_put_rq_mrs(rx);
+	rx->rq_active = false;
+}
