@@ -48,6 +48,13 @@
  */
 #define XIW_WR_REG_MR		0x80
 
+/*
+ * The CQE opcode of a completed XIW_WR_REG_MR (IB_WC_REG_MR to a kernel
+ * consumer). Outside the ibv_wc_opcode values so that it can never be
+ * mistaken for one; user CQs never see it.
+ */
+#define XIW_WC_REG_MR		0x40
+
 /* Object ids: 24 bits, as an STag's index and a QP number are. */
 #define XIW_ID_LIMIT		XA_LIMIT(1, (1U << 24) - 1)
 
@@ -102,7 +109,11 @@ struct xiw_mmap_entry {
 
 struct xiw_cq {
 	struct ib_cq ibcq;
-	spinlock_t lock;		/* the ring's producer side */
+	/*
+	 * The ring's producer side; for a kernel CQ also its consumer side
+	 * and its arm word (IRQ-safe: consumers poll from any context).
+	 */
+	spinlock_t lock;
 	struct xiw_ring ring;
 	bool overflowed;		/* CQ_ERR raised; under lock */
 };
