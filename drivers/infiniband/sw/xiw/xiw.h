@@ -120,10 +120,12 @@ struct xiw_cq {
 
 struct xiw_srq {
 	struct ib_srq ibsrq;
-	spinlock_t lock;		/* the ring's consumer side, limit */
+	/* The ring's consumer side, limit; a kernel SRQ's producer side. */
+	spinlock_t lock;
 	struct xiw_ring ring;
 	u32 max_sge;
 	u32 limit;			/* armed when non-zero */
+	bool kernel;			/* posted through xiw_post_srq_recv */
 };
 
 struct xiw_conn;
@@ -144,8 +146,10 @@ struct xiw_qp {
 	enum ib_qp_state state;		/* written under state_lock and both
 					 * queue locks; read under either
 					 */
-	spinlock_t sq_lock;		/* SQ consumer side */
-	spinlock_t rq_lock;		/* RQ consumer side */
+	spinlock_t sq_lock;		/* SQ consumer side (and producer side
+					 * of a kernel QP)
+					 */
+	spinlock_t rq_lock;		/* RQ likewise */
 	struct xiw_ring sq;
 	struct xiw_ring rq;		/* unused with an SRQ */
 	struct xiw_cq *scq, *rcq;
@@ -225,6 +229,8 @@ int xiw_ring_alloc(struct xiw_ring *ring, u32 num, u32 slot_size,
 		   struct ib_udata *udata, u64 *key);
 void xiw_ring_free(struct xiw_ring *ring);
 void *xiw_ring_slot(const struct xiw_ring *ring, u32 idx);
+int xiw_rqe_post(struct xiw_ring *ring, u32 max_sge,
+		 const struct ib_recv_wr *wr);
 int xiw_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void xiw_mmap_free(struct rdma_user_mmap_entry *rdma);
 
