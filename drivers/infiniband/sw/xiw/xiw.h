@@ -184,9 +184,39 @@ struct xiw_mr {
 	 */
 	refcount_t ref;
 	struct completion released;
-	bool valid;			/* FRMR: registered, not invalidated */
-	u64 *pages;			/* FRMR: kernel addresses of pages */
-	u32 max_pages, npages;		/* FRMR */
+	struct rcu_head rcu;		/* xiw_mr_get may still be looking */
+	/*
+	 * 'lock' (IRQ-safe) guards the registration state below, which the
+	 * work request engine changes (fast register, invalidate) while the
+	 * receive path checks it. 'stag' is also read without the lock, by
+	 * xiw_mr_get, only to find the MR; every decision is taken again
+	 * under the lock. It is our copy of the STag: ib_update_fast_reg_key
+	 * rewrites ibmr.lkey/rkey before the REG_MR that makes them true.
+	 */
+	spinlock_t lock;
+	u32 stag;
+	bool valid;			/* STag usable (USER, DMA: until dereg
+					 * or a LOCAL_INV; FRMR: REG_MR to
+					 * invalidation)
+					 */
+	/*
+	 * FRMR: 'pages' is the page list of the registration in force,
+	 * kernel addresses of page_size blocks, the first one entered
+	 * 'fbo' bytes in; 'iova'/'length' as they were at REG_MR time.
+	 * map_mr_sg fills 'staged' instead, which REG_MR swaps in: a
+	 * consumer may map the next buffer before its LOCAL_INV of the
+	 * previous one has run (rdma_rw does), and the pages in force must
+	 * not change under an access that is still allowed.
+	 */
+	u64 *pages;
+	u32 max_pages, npages;
+	u32 fbo;
+	u8 page_shift;
+	u64 iova, length;
+	u64 *staged;
+	u32 staged_npages, staged_fbo;
+	u8 staged_shift;
+	bool staged_new;		/* map_mr_sg since the last REG_MR */
 };
 
 static inline struct xiw_device *to_xdev(struct ib_device *ibdev)
