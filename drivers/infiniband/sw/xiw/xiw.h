@@ -53,6 +53,13 @@
 /* Completion opcode (xiw_cqe.opcode) of a REG_MR, kernel CQs only. */
 #define XIW_WC_REG_MR		0x40
 
+/*
+ * The CQE opcode of a completed XIW_WR_REG_MR (IB_WC_REG_MR to a kernel
+ * consumer). Outside the ibv_wc_opcode values so that it can never be
+ * mistaken for one; user CQs never see it.
+ */
+#define XIW_WC_REG_MR		0x40
+
 /* Object ids: 24 bits, as an STag's index and a QP number are. */
 #define XIW_ID_LIMIT		XA_LIMIT(1, (1U << 24) - 1)
 
@@ -107,17 +114,23 @@ struct xiw_mmap_entry {
 
 struct xiw_cq {
 	struct ib_cq ibcq;
-	spinlock_t lock;		/* the ring's producer side */
+	/*
+	 * The ring's producer side; for a kernel CQ also its consumer side
+	 * and its arm word (IRQ-safe: consumers poll from any context).
+	 */
+	spinlock_t lock;
 	struct xiw_ring ring;
 	bool overflowed;		/* CQ_ERR raised; under lock */
 };
 
 struct xiw_srq {
 	struct ib_srq ibsrq;
-	spinlock_t lock;		/* the ring's consumer side, limit */
+	/* The ring's consumer side, limit; a kernel SRQ's producer side. */
+	spinlock_t lock;
 	struct xiw_ring ring;
 	u32 max_sge;
 	u32 limit;			/* armed when non-zero */
+	bool kernel;			/* posted through xiw_post_srq_recv */
 };
 
 struct xiw_conn;
@@ -203,8 +216,10 @@ struct xiw_qp {
 	enum ib_qp_state state;		/* written under state_lock and both
 					 * queue locks; read under either
 					 */
-	spinlock_t sq_lock;		/* SQ consumer side */
-	spinlock_t rq_lock;		/* RQ consumer side */
+	spinlock_t sq_lock;		/* SQ consumer side (and producer side
+					 * of a kernel QP)
+					 */
+	spinlock_t rq_lock;		/* RQ likewise */
 	struct xiw_ring sq;
 	struct xiw_ring rq;		/* unused with an SRQ */
 	struct xiw_cq *scq, *rcq;
@@ -244,9 +259,39 @@ struct xiw_mr {
 	 */
 	refcount_t ref;
 	struct completion released;
-	bool valid;			/* FRMR: registered, not invalidated */
-	u64 *pages;			/* FRMR: kernel addresses of pages */
-	u32 max_pages, npages;		/* FRMR */
+	struct rcu_head rcu;		/* xiw_mr_get may still be looking */
+	/*
+	 * 'lock' (IRQ-safe) guards the registration state below, which the
+	 * work request engine changes (fast register, invalidate) while the
+	 * receive path checks it. 'stag' is also read without the lock, by
+	 * xiw_mr_get, only to find the MR; every decision is taken again
+	 * under the lock. It is our copy of the STag: ib_update_fast_reg_key
+	 * rewrites ibmr.lkey/rkey before the REG_MR that makes them true.
+	 */
+	spinlock_t lock;
+	u32 stag;
+	bool valid;			/* STag usable (USER, DMA: until dereg
+					 * or a LOCAL_INV; FRMR: REG_MR to
+					 * invalidation)
+					 */
+	/*
+	 * FRMR: 'pages' is the page list of the registration in force,
+	 * kernel addresses of page_size blocks, the first one entered
+	 * 'fbo' bytes in; 'iova'/'length' as they were at REG_MR time.
+	 * map_mr_sg fills 'staged' instead, which REG_MR swaps in: a
+	 * consumer may map the next buffer before its LOCAL_INV of the
+	 * previous one has run (rdma_rw does), and the pages in force must
+	 * not change under an access that is still allowed.
+	 */
+	u64 *pages;
+	u32 max_pages, npages;
+	u32 fbo;
+	u8 page_shift;
+	u64 iova, length;
+	u64 *staged;
+	u32 staged_npages, staged_fbo;
+	u8 staged_shift;
+	bool staged_new;		/* map_mr_sg since the last REG_MR */
 };
 
 static inline struct xiw_device *to_xdev(struct ib_device *ibdev)
@@ -289,6 +334,8 @@ int xiw_ring_alloc(struct xiw_ring *ring, u32 num, u32 slot_size,
 		   struct ib_udata *udata, u64 *key);
 void xiw_ring_free(struct xiw_ring *ring);
 void *xiw_ring_slot(const struct xiw_ring *ring, u32 idx);
+int xiw_rqe_post(struct xiw_ring *ring, u32 max_sge,
+		 const struct ib_recv_wr *wr);
 int xiw_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void xiw_mmap_free(struct rdma_user_mmap_entry *rdma);
 

@@ -2,6 +2,8 @@
 /*
  * Completion queues. The kernel produces CQEs into a ring that user space
  * polls without a system call and arms through the ring's control word.
+ * A kernel consumer's CQ is the same ring, unmapped: poll_cq and
+ * req_notify_cq do what the provider does in user space.
  */
 #include <linux/log2.h>
 #include <rdma/ib_verbs.h>
@@ -16,15 +18,12 @@ int xiw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct xiw_create_cq_resp resp = {};
 	int rv;
 
-	/* Kernel consumers arrive with the connection manager. */
-	if (!udata)
-		return -EOPNOTSUPP;
 	if (attr->flags)
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > XIW_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	if (udata->outlen < sizeof(resp))
+	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 	if (!xiw_count_get(&xdev->num_cq, XIW_MAX_CQ))
 		return -ENOMEM;
@@ -35,6 +34,8 @@ int xiw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (rv)
 		goto err_count;
 	ibcq->cqe = cq->ring.num;
+	if (!udata)
+		return 0;
 	resp.num_cqe = cq->ring.num;
 	rv = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (rv)
@@ -118,4 +119,122 @@ unlock:
 		xiw_cq_event(cq, IB_EVENT_CQ_ERR);
 	if (event && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/* Completion opcodes: CQE (ibv_wc_opcode values) to ib_wc. */
+static enum ib_wc_opcode xiw_wc_opcode(u8 opcode)
+{
+	switch (opcode) {
+	case IB_UVERBS_WC_RDMA_WRITE:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WC_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WC_COMP_SWAP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WC_FETCH_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WC_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case XIW_WC_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_WC_RECV:
+		return IB_WC_RECV;
+	case IB_WC_RECV_RDMA_WITH_IMM:
+		return IB_WC_RECV_RDMA_WITH_IMM;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static void xiw_cqe_to_wc(struct xiw_device *xdev, const struct xiw_cqe *cqe,
+			  struct ib_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->wr_id;
+	/* The driver wrote it; only a bug could put a bad status there. */
+	wc->status = cqe->status <= IB_WC_GENERAL_ERR ? cqe->status :
+							IB_WC_GENERAL_ERR;
+	wc->opcode = xiw_wc_opcode(cqe->opcode);
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	/*
+	 * NULL once the QP is destroyed: a consumer that destroys a QP
+	 * before reaping its completions gets no dangling pointer from us.
+	 */
+	wc->qp = xa_load(&xdev->qp_xa, cqe->qp_num);
+	if (cqe->flags & XIW_CQE_WITH_IMM) {
+		wc->wc_flags |= IB_WC_WITH_IMM;
+		/* Kept in network byte order all the way from the wire. */
+		wc->ex.imm_data = (__force __be32)cqe->ex;
+	} else if (cqe->flags & XIW_CQE_WITH_INV) {
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc->ex.invalidate_rkey = cqe->ex;
+	}
+}
+
+/*
+ * The consumer side of the slot protocol (see xiw-abi.h). It runs under
+ * cq->lock, the producer's lock: a kernel CQ is polled from softirq or
+ * process context at a low rate compared to the work it reports, and one
+ * lock keeps polling, arming and placing simply ordered.
+ */
+int xiw_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
+{
+	struct xiw_device *xdev = to_xdev(ibcq->device);
+	struct xiw_cq *cq = to_xcq(ibcq);
+	unsigned long flags;
+	struct xiw_cqe *slot, cqe;
+	int n;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (n = 0; n < num; n++) {
+		slot = xiw_ring_slot(&cq->ring, cq->ring.cons);
+		/* Acquire: pairs with the release in xiw_cq_add. */
+		cqe.flags = smp_load_acquire(&slot->flags);
+		if (!(cqe.flags & XIW_SLOT_VALID))
+			break;
+		cqe.opcode = slot->opcode;
+		cqe.status = slot->status;
+		cqe.wr_id = slot->wr_id;
+		cqe.qp_num = slot->qp_num;
+		cqe.byte_len = slot->byte_len;
+		cqe.ex = slot->ex;
+		cqe.vendor_err = slot->vendor_err;
+		/* Release: the copy is done before xiw_cq_add may refill. */
+		smp_store_release(&slot->flags, 0);
+		cq->ring.cons++;
+		xiw_cqe_to_wc(xdev, &cqe, &wc[n]);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/*
+ * Arm the CQ. xiw_cq_add reads the arm word under the same lock after
+ * placing a CQE, so a CQE placed before we arm is found by the missed
+ * events check below and one placed after raises the event.
+ */
+int xiw_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct xiw_cq *cq = to_xcq(ibcq);
+	struct xiw_ring_ctrl *ctrl = cq->ring.ctrl;
+	struct xiw_cqe *slot;
+	unsigned long irqflags;
+	int rv = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	/* A solicited-only request must not narrow an arm for any CQE. */
+	if (flags & IB_CQ_NEXT_COMP)
+		WRITE_ONCE(ctrl->cq_notify, XIW_CQ_NOTIFY_NEXT);
+	else if ((flags & IB_CQ_SOLICITED) &&
+		 READ_ONCE(ctrl->cq_notify) != XIW_CQ_NOTIFY_NEXT)
+		WRITE_ONCE(ctrl->cq_notify, XIW_CQ_NOTIFY_SOLICITED);
+	if (flags & IB_CQ_REPORT_MISSED_EVENTS) {
+		slot = xiw_ring_slot(&cq->ring, cq->ring.cons);
+		/* Slots of a kernel CQ change only under the lock we hold. */
+		if (READ_ONCE(slot->flags) & XIW_SLOT_VALID)
+			rv = 1;
+	}
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return rv;
 }

@@ -3,8 +3,34 @@
  * Memory regions and their STags (RFC 5040 section 8.1.1): a 24-bit index
  * that names the region and an 8-bit key chosen at random for each
  * registration, so a peer cannot guess a valid STag from a stale one.
+ *
+ * Three kinds: user memory pinned by ib_umem; the DMA MR of a kernel PD,
+ * whose addresses are kernel virtual addresses (xiw has no DMA device, so
+ * ib_dma_* maps to them); and fast-register MRs, whose page list a kernel
+ * consumer sets with map_mr_sg and brings into force with a REG_MR work
+ * request.
+ *
+ * Lifetime: the registration owns one reference; the data path takes one
+ * per use with xiw_mr_get() under RCU, which is why the structure itself
+ * is freed after a grace period. dereg_mr unpublishes the index, drops
+ * the registration's reference and waits for the others before the pages
+ * go.
+ *
+ * Registration state (valid, stag, access and an FRMR's page list in
+ * force) changes under mr->lock, taken with interrupts off: the engine
+ * executes REG_MR and LOCAL_INV from whatever context it runs in, and the
+ * receive path checks accesses in softirq. The lock orders everything a
+ * REG_MR set up (including the page list written by map_mr_sg before the
+ * work request was posted) before any access it then allows, and an
+ * invalidation before the next check. xiw_mr_get() reads the STag without
+ * the lock, only to find the MR; xiw_mr_check() decides under the lock.
  */
+#include <linux/log2.h>
+#include <linux/mm.h>
 #include <linux/random.h>
+#include <linux/rcupdate.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -15,18 +41,67 @@
 		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 		       IB_ACCESS_OPTIONAL)
 
-/* Give mr an STag: the lkey and the rkey are the same number. */
+static int xiw_mr_access_ok(int access)
+{
+	if (access & ~XIW_MR_ACCESS)
+		return -EOPNOTSUPP;
+	/* Remote writes (and atomics) need the region locally writable. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+static struct xiw_mr *xiw_mr_alloc(struct xiw_device *xdev,
+				   enum xiw_mr_type type, int access)
+{
+	struct xiw_mr *mr;
+
+	if (!xiw_count_get(&xdev->num_mr, XIW_MAX_MR))
+		return ERR_PTR(-ENOMEM);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		atomic_dec(&xdev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->type = type;
+	mr->access = access;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
+	spin_lock_init(&mr->lock);
+	/* An FRMR has no STag worth anything until its first REG_MR. */
+	mr->valid = type != XIW_MR_FRMR;
+	return mr;
+}
+
+/* Undo xiw_mr_alloc for an MR that was never published. */
+static void xiw_mr_free_unpublished(struct xiw_device *xdev,
+				    struct xiw_mr *mr)
+{
+	kvfree(mr->pages);
+	kfree(mr);
+	atomic_dec(&xdev->num_mr);
+}
+
+/*
+ * Give mr an STag (the lkey and the rkey are the same number) and make it
+ * visible to xiw_mr_get(). The index is reserved first and the MR stored
+ * once complete: xa_store publishes it with release semantics.
+ */
 static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr)
 {
 	u32 idx;
 	int rv;
 
-	rv = xa_alloc_cyclic(&xdev->mr_xa, &idx, mr, XIW_ID_LIMIT,
+	rv = xa_alloc_cyclic(&xdev->mr_xa, &idx, NULL, XIW_ID_LIMIT,
 			     &xdev->mr_next, GFP_KERNEL);
 	if (rv < 0)
 		return rv;
-	mr->ibmr.lkey = idx << 8 | get_random_u8();
-	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->stag = idx << 8 | get_random_u8();
+	mr->ibmr.lkey = mr->stag;
+	mr->ibmr.rkey = mr->stag;
+	/* Overwriting a reserved entry allocates nothing and cannot fail. */
+	xa_store(&xdev->mr_xa, idx, mr, GFP_KERNEL);
 	return 0;
 }
 
@@ -38,30 +113,20 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	struct xiw_mr *mr;
 	int rv;
 
-	if (access & ~XIW_MR_ACCESS)
-		return ERR_PTR(-EOPNOTSUPP);
-	/* Remote writes (and atomics) need the region locally writable. */
-	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IB_ACCESS_LOCAL_WRITE))
-		return ERR_PTR(-EINVAL);
+	rv = xiw_mr_access_ok(access);
+	if (rv)
+		return ERR_PTR(rv);
 	if (!len || len > XIW_MAX_MR_SIZE || iova + len < iova)
 		return ERR_PTR(-EINVAL);
-	if (!xiw_count_get(&xdev->num_mr, XIW_MAX_MR))
-		return ERR_PTR(-ENOMEM);
-
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr) {
-		rv = -ENOMEM;
-		goto err_count;
-	}
+	mr = xiw_mr_alloc(xdev, XIW_MR_USER, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	umem = ib_umem_get(ibpd->device, start, len, access);
 	if (IS_ERR(umem)) {
 		rv = PTR_ERR(umem);
 		goto err_free;
 	}
-	mr->type = XIW_MR_USER;
 	mr->umem = umem;
-	mr->access = access;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = len;
 	rv = xiw_mr_add(xdev, mr);
@@ -72,10 +137,110 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 err_umem:
 	ib_umem_release(umem);
 err_free:
-	kfree(mr);
-err_count:
-	atomic_dec(&xdev->num_mr);
+	xiw_mr_free_unpublished(xdev, mr);
 	return ERR_PTR(rv);
+}
+
+/*
+ * All kernel virtual memory, for a kernel PD's local_dma_lkey (and the
+ * global rkey of IB_PD_UNSAFE_GLOBAL_RKEY). iova 0 and the largest
+ * length say "any address"; xiw_mr_check does not bound it.
+ */
+struct ib_mr *xiw_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct xiw_device *xdev = to_xdev(ibpd->device);
+	struct xiw_mr *mr;
+	int rv;
+
+	rv = xiw_mr_access_ok(access);
+	if (rv)
+		return ERR_PTR(rv);
+	mr = xiw_mr_alloc(xdev, XIW_MR_DMA, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->ibmr.iova = 0;
+	mr->ibmr.length = U64_MAX;
+	rv = xiw_mr_add(xdev, mr);
+	if (rv) {
+		xiw_mr_free_unpublished(xdev, mr);
+		return ERR_PTR(rv);
+	}
+	return &mr->ibmr;
+}
+
+struct ib_mr *xiw_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			   u32 max_num_sg)
+{
+	struct xiw_device *xdev = to_xdev(ibpd->device);
+	struct xiw_mr *mr;
+	int rv;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EINVAL);
+	if (max_num_sg < 1 || max_num_sg > XIW_MAX_FRMR_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = xiw_mr_alloc(xdev, XIW_MR_FRMR, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	/* One allocation for both lists, see struct xiw_mr. */
+	mr->pages = kvcalloc(2 * (size_t)max_num_sg, sizeof(u64), GFP_KERNEL);
+	if (!mr->pages) {
+		rv = -ENOMEM;
+		goto err_free;
+	}
+	mr->staged = mr->pages + max_num_sg;
+	mr->max_pages = max_num_sg;
+	mr->page_shift = PAGE_SHIFT;
+	mr->staged_shift = PAGE_SHIFT;
+	rv = xiw_mr_add(xdev, mr);
+	if (rv)
+		goto err_free;
+	return &mr->ibmr;
+
+err_free:
+	xiw_mr_free_unpublished(xdev, mr);
+	return ERR_PTR(rv);
+}
+
+static int xiw_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct xiw_mr *mr = to_xmr(ibmr);
+
+	if (mr->staged_npages == mr->max_pages)
+		return -ENOMEM;
+	mr->staged[mr->staged_npages++] = addr;
+	return 0;
+}
+
+/*
+ * Build the page list the next REG_MR brings into force. ib_map_mr_sg has
+ * set ibmr->page_size; blocks larger than a page could not be described
+ * by single-page pieces (xiw_mr_bvec), and page_size_cap says PAGE_SIZE.
+ * Returns what ib_sg_to_pages returns: the number of entries mapped.
+ */
+int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
+		  unsigned int *sg_offset)
+{
+	struct xiw_mr *mr = to_xmr(ibmr);
+	u32 page_size = ibmr->page_size;
+	unsigned long flags;
+	int n;
+
+	if (mr->type != XIW_MR_FRMR || !is_power_of_2(page_size) ||
+	    page_size < SZ_4K || page_size > PAGE_SIZE)
+		return -EINVAL;
+	/*
+	 * The staged list is ours alone until a REG_MR posted after this
+	 * call swaps it in; a consumer must not map while one is pending.
+	 */
+	mr->staged_npages = 0;
+	n = ib_sg_to_pages(ibmr, sg, nents, sg_offset, xiw_set_page);
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->staged_fbo = ibmr->iova & (page_size - 1);
+	mr->staged_shift = ilog2(page_size);
+	mr->staged_new = true;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return n;
 }
 
 int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -83,9 +248,335 @@ int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct xiw_device *xdev = to_xdev(ibmr->device);
 	struct xiw_mr *mr = to_xmr(ibmr);
 
-	xa_erase(&xdev->mr_xa, ibmr->lkey >> 8);
-	ib_umem_release(mr->umem);
-	kfree(mr);
+	/* By index: ib_update_fast_reg_key may have changed the key byte. */
+	xa_erase(&xdev->mr_xa, mr->stag >> 8);
+	xiw_mr_put(mr);
+	/* Data path uses are short: a packet's placement or a copy out. */
+	wait_for_completion(&mr->released);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree_rcu(mr, rcu);
 	atomic_dec(&xdev->num_mr);
 	return 0;
+}
+
+/*
+ * Lookup by the whole STag. The key compare is repeated after taking the
+ * reference: a REG_MR may change the key meanwhile, and an index reused
+ * by a newer MR carries another key (barring one chance in 256 after
+ * 2^24 registrations; the bounds and PD checks still apply).
+ */
+struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag)
+{
+	struct xiw_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&xdev->mr_xa, stag >> 8);
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	if (mr && READ_ONCE(mr->stag) != stag) {
+		xiw_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
+
+void xiw_mr_put(struct xiw_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
+/* [addr, addr + len) within the MR's registered range; mr->lock held. */
+static bool xiw_mr_in_bounds(const struct xiw_mr *mr, u64 addr, u64 len)
+{
+	u64 iova, length;
+
+	if (addr + len < addr)
+		return false;
+	switch (mr->type) {
+	case XIW_MR_DMA:
+		return true;
+	case XIW_MR_USER:
+		iova = mr->ibmr.iova;
+		length = mr->ibmr.length;
+		break;
+	default:
+		iova = mr->iova;
+		length = mr->length;
+		break;
+	}
+	/* iova + length cannot wrap: registration refused that. */
+	return addr >= iova && addr + len <= iova + length;
+}
+
+int xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd, u64 addr, u64 len,
+		 int access)
+{
+	unsigned long flags;
+	int rv = 0;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (!mr->valid)
+		rv = -ENOENT;
+	else if (mr->ibmr.pd != pd || (access & ~mr->access))
+		rv = -EACCES;
+	else if (!xiw_mr_in_bounds(mr, addr, len))
+		rv = -EINVAL;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return rv;
+}
+
+/*
+ * Append a piece to bv, merging it into the previous one when it
+ * continues it within the same page. Pieces never cross a page: the
+ * transmit path hands them to sendpage, which takes one page.
+ */
+static int xiw_bvec_add(struct bio_vec *bv, int *n, int max,
+			struct page *page, u32 off, u32 len)
+{
+	struct bio_vec *last = *n ? &bv[*n - 1] : NULL;
+
+	if (last && last->bv_page == page &&
+	    last->bv_offset + last->bv_len == off) {
+		last->bv_len += len;
+		return 0;
+	}
+	if (*n == max)
+		return -E2BIG;
+	bv[*n].bv_page = page;
+	bv[*n].bv_offset = off;
+	bv[*n].bv_len = len;
+	(*n)++;
+	return 0;
+}
+
+/* The page behind a kernel virtual address, or NULL if none is. */
+static struct page *xiw_kva_page(u64 addr)
+{
+	const void *p = (const void *)(uintptr_t)addr;
+
+	if (is_vmalloc_addr(p))
+		return vmalloc_to_page(p);
+	return virt_addr_valid(p) ? virt_to_page(p) : NULL;
+}
+
+/* A run of kernel virtual memory, cut at page boundaries. */
+static int xiw_bvec_kva(struct bio_vec *bv, int *n, int max, u64 addr,
+			u32 len)
+{
+	struct page *page;
+	u32 off, chunk;
+	int rv;
+
+	while (len) {
+		page = xiw_kva_page(addr);
+		if (!page)
+			return -EFAULT;
+		off = offset_in_page(addr);
+		chunk = min_t(u32, len, PAGE_SIZE - off);
+		rv = xiw_bvec_add(bv, n, max, page, off, chunk);
+		if (rv)
+			return rv;
+		addr += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/*
+ * User memory: the umem's scatterlist covers the pinned pages from the
+ * one holding the region's first byte, whose offset in that page is
+ * ib_umem_offset(). Entries are page multiples, possibly many pages.
+ */
+static int xiw_bvec_user(struct xiw_mr *mr, u64 addr, u32 len,
+			 struct bio_vec *bv, int max)
+{
+	struct ib_umem *umem = mr->umem;
+	u64 off = addr - mr->ibmr.iova + ib_umem_offset(umem);
+	struct scatterlist *sg;
+	u32 in, chunk;
+	int i, n = 0, rv;
+
+	for_each_sgtable_sg(&umem->sgt_append.sgt, sg, i) {
+		if (!len)
+			break;
+		if (off >= sg->length) {
+			off -= sg->length;
+			continue;
+		}
+		while (len && off < sg->length) {
+			in = (sg->offset + off) & ~PAGE_MASK;
+			chunk = min_t(u64, len,
+				      min_t(u64, PAGE_SIZE - in,
+					    sg->length - off));
+			rv = xiw_bvec_add(bv, &n, max,
+					  nth_page(sg_page(sg),
+						   (sg->offset + off) >>
+						   PAGE_SHIFT),
+					  in, chunk);
+			if (rv)
+				return rv;
+			off += chunk;
+			len -= chunk;
+		}
+		off = 0;
+	}
+	/* Within bounds the umem always suffices; be safe regardless. */
+	return len ? -EINVAL : n;
+}
+
+/*
+ * An FRMR: the byte at iova is 'fbo' bytes into the first block, as
+ * ib_sg_to_pages lays it out; blocks are at most a page and aligned to
+ * their size, so none crosses a page. Called with mr->lock held.
+ */
+static int xiw_bvec_frmr(struct xiw_mr *mr, u64 addr, u32 len,
+			 struct bio_vec *bv, int max)
+{
+	u64 off = addr - mr->iova + mr->fbo;
+	u32 bsize = 1U << mr->page_shift;
+	u32 in, chunk;
+	int n = 0, rv;
+	u64 idx;
+
+	while (len) {
+		idx = off >> mr->page_shift;
+		in = off & (bsize - 1);
+		if (idx >= mr->npages)
+			return -EINVAL;
+		chunk = min_t(u32, len, bsize - in);
+		rv = xiw_bvec_kva(bv, &n, max, mr->pages[idx] + in, chunk);
+		if (rv)
+			return rv;
+		off += chunk;
+		len -= chunk;
+	}
+	return n;
+}
+
+/*
+ * Besides the contract in xiw.h: -EINVAL outside the registered range,
+ * -ENOENT if the STag was invalidated since xiw_mr_check (an FRMR's page
+ * list must not be read once it may be replaced), -EFAULT for a DMA MR
+ * address that is not kernel memory (a peer holding a global rkey).
+ */
+int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
+		int max)
+{
+	unsigned long flags;
+	int n = 0, rv;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (!mr->valid)
+		rv = -ENOENT;
+	else if (!xiw_mr_in_bounds(mr, addr, len))
+		rv = -EINVAL;
+	else if (mr->type == XIW_MR_FRMR)
+		rv = xiw_bvec_frmr(mr, addr, len, bv, max);
+	else
+		rv = 0;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	if (rv || mr->type == XIW_MR_FRMR)
+		return rv;
+
+	/* USER and DMA pages stay until dereg, which our reference holds off. */
+	if (mr->type == XIW_MR_USER)
+		return xiw_bvec_user(mr, addr, len, bv, max);
+	rv = xiw_bvec_kva(bv, &n, max, addr, len);
+	return rv ? rv : n;
+}
+
+/*
+ * LOCAL_INV (remote false) or Send with Invalidate / Read with Invalidate
+ * of a remote peer (remote true). Invalidating an STag already invalid
+ * succeeds: it changes nothing.
+ */
+int xiw_mr_invalidate(struct xiw_device *xdev, struct ib_pd *pd, u32 stag,
+		      bool remote)
+{
+	unsigned long flags;
+	struct xiw_mr *mr;
+	int rv = 0;
+
+	mr = xiw_mr_get(xdev, stag);
+	if (!mr)
+		return -EINVAL;
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->stag != stag)
+		rv = -EINVAL;
+	else if (mr->ibmr.pd != pd)
+		rv = -EACCES;
+	/* RFC 5040: a peer may only invalidate what was registered so. */
+	else if (remote && mr->type != XIW_MR_FRMR)
+		rv = -EACCES;
+	else
+		mr->valid = false;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	xiw_mr_put(mr);
+	return rv;
+}
+
+/*
+ * Execute a REG_MR: lkey is the MR's lkey when it was posted (it names
+ * the MR; the key byte must still be current), stag its new STag, same
+ * index. Registering an STag that is valid is an error (RFC 5040 calls
+ * for invalidation first).
+ */
+int xiw_mr_fastreg(struct xiw_device *xdev, struct ib_pd *pd, u32 lkey,
+		   u32 stag, int access)
+{
+	unsigned long flags;
+	struct xiw_mr *mr;
+	int rv;
+
+	if ((lkey ^ stag) >> 8)
+		return -EINVAL;
+	rv = xiw_mr_access_ok(access);
+	if (rv)
+		return rv == -EOPNOTSUPP ? -EINVAL : rv;
+
+	rcu_read_lock();
+	mr = xa_load(&xdev->mr_xa, lkey >> 8);
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	if (!mr)
+		return -EINVAL;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->type != XIW_MR_FRMR || READ_ONCE(mr->ibmr.lkey) != lkey) {
+		rv = -EINVAL;
+	} else if (mr->ibmr.pd != pd) {
+		rv = -EACCES;
+	} else if (mr->valid) {
+		rv = -EINVAL;
+	} else {
+		if (mr->staged_new) {
+			swap(mr->pages, mr->staged);
+			mr->npages = mr->staged_npages;
+			mr->fbo = mr->staged_fbo;
+			mr->page_shift = mr->staged_shift;
+			mr->staged_new = false;
+		}
+		/* Taken now: a consumer may adjust iova after mapping. */
+		mr->iova = READ_ONCE(mr->ibmr.iova);
+		mr->length = READ_ONCE(mr->ibmr.length);
+		if (mr->iova + mr->length < mr->iova ||
+		    mr->length + mr->fbo >
+		    ((u64)mr->npages << mr->page_shift)) {
+			rv = -EINVAL;
+		} else {
+			mr->access = access;
+			WRITE_ONCE(mr->stag, stag);
+			WRITE_ONCE(mr->ibmr.lkey, stag);
+			WRITE_ONCE(mr->ibmr.rkey, stag);
+			mr->valid = true;
+		}
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	xiw_mr_put(mr);
+	return rv;
 }

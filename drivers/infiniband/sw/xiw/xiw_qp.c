@@ -44,9 +44,6 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	u32 id;
 	int rv;
 
-	/* Kernel consumers arrive with the connection manager. */
-	if (!udata)
-		return -EOPNOTSUPP;
 	if (attr->qp_type != IB_QPT_RC || attr->create_flags)
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > XIW_MAX_QP_WR || cap->max_send_sge > XIW_MAX_SGE ||
@@ -55,7 +52,7 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	if (!attr->srq && (cap->max_recv_wr > XIW_MAX_QP_WR ||
 			   cap->max_recv_sge > XIW_MAX_SGE))
 		return -EINVAL;
-	if (udata->outlen < sizeof(resp))
+	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 	if (!xiw_count_get(&xdev->num_qp, XIW_MAX_QP))
 		return -ENOMEM;
@@ -70,6 +67,8 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->scq = to_xcq(attr->send_cq);
 	qp->rcq = to_xcq(attr->recv_cq);
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	/* Same rings without udata, only not mapped: we post into them. */
+	qp->kernel = !udata;
 
 	rv = xiw_ring_alloc(&qp->sq, xiw_ring_num(cap->max_send_wr),
 			    sizeof(struct xiw_sqe), udata, &resp.sq_key);
@@ -104,6 +103,8 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		goto err_wire;
 	ibqp->qp_num = id;
 
+	if (!udata)
+		return 0;
 	resp.qp_id = id;
 	resp.num_sqe = qp->sq.num;
 	resp.num_rqe = qp->rq.num;
@@ -181,8 +182,11 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-/* Completion opcode for a send queue entry, for flush completions. */
-static u8 xiw_sq_wc_opcode(u8 wr_opcode)
+/*
+ * Completion opcode for a send queue entry, for flush completions. A
+ * user ring holding XIW_WR_REG_MR holds garbage, flushed as a Send.
+ */
+static u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel)
 {
 	switch (wr_opcode) {
 	case IB_UVERBS_WR_RDMA_WRITE:
@@ -193,6 +197,8 @@ static u8 xiw_sq_wc_opcode(u8 wr_opcode)
 		return IB_UVERBS_WC_RDMA_READ;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_UVERBS_WC_LOCAL_INV;
+	case XIW_WR_REG_MR:
+		return kernel ? XIW_WC_REG_MR : IB_UVERBS_WC_SEND;
 	default:
 		return IB_UVERBS_WC_SEND;
 	}
@@ -226,8 +232,11 @@ static void xiw_wq_drain(struct xiw_qp *qp, struct xiw_ring *ring,
 		if (!(smp_load_acquire(&slot->flags) & XIW_SLOT_VALID))
 			break;
 		cqe.wr_id = READ_ONCE(slot->wr_id);
-		if (sq)
-			cqe.opcode = xiw_sq_wc_opcode(READ_ONCE(sqe->opcode));
+		if (sq) {
+			u8 op = READ_ONCE(sqe->opcode);
+
+			cqe.opcode = xiw_sq_wc_opcode(op, qp->kernel);
+		}
 		/* Release: our reads are done before the slot is reused. */
 		smp_store_release(&slot->flags, 0);
 		ring->cons++;
@@ -451,16 +460,250 @@ int xiw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
+/* A kernel consumer's send work request as an SQE opcode, or -1. */
+static int xiw_sqe_opcode(enum ib_wr_opcode opcode)
+{
+	switch (opcode) {
+	case IB_WR_SEND:
+		return IB_UVERBS_WR_SEND;
+	case IB_WR_SEND_WITH_IMM:
+		return IB_UVERBS_WR_SEND_WITH_IMM;
+	case IB_WR_SEND_WITH_INV:
+		return IB_UVERBS_WR_SEND_WITH_INV;
+	case IB_WR_RDMA_WRITE:
+		return IB_UVERBS_WR_RDMA_WRITE;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	case IB_WR_RDMA_READ:
+		return IB_UVERBS_WR_RDMA_READ;
+	case IB_WR_RDMA_READ_WITH_INV:
+		return IB_UVERBS_WR_RDMA_READ_WITH_INV;
+	case IB_WR_LOCAL_INV:
+		return IB_UVERBS_WR_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return XIW_WR_REG_MR;
+	default:
+		return -1;
+	}
+}
+
+#define XIW_SEND_FLAGS (IB_SEND_SIGNALED | IB_SEND_SOLICITED | \
+			IB_SEND_FENCE | IB_SEND_INLINE)
+
+/*
+ * Copy inline data into the SGE area. The addresses are kernel virtual:
+ * xiw has no DMA device, so ib_dma_* hands out virtual addresses.
+ */
+static int xiw_sqe_inline(struct xiw_sqe *sqe, const struct ib_send_wr *wr)
+{
+	u8 *data = (u8 *)sqe->sge;
+	u32 len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sge = &wr->sg_list[i];
+
+		if (sge->length > XIW_MAX_INLINE - len)
+			return -EINVAL;
+		memcpy(data + len, (void *)(uintptr_t)sge->addr, sge->length);
+		len += sge->length;
+	}
+	sqe->num_sge = 0;
+	sqe->inline_len = len;
+	return 0;
+}
+
+/*
+ * Fill a free SQE from wr; the caller publishes it. Every field is
+ * written: the slot still holds whatever the previous entry left.
+ */
+static int xiw_sqe_fill(struct xiw_qp *qp, struct xiw_sqe *sqe,
+			const struct ib_send_wr *wr, u32 *flags)
+{
+	int opcode = xiw_sqe_opcode(wr->opcode);
+	bool data = false;
+	int i;
+
+	if (opcode < 0 || wr->send_flags & ~XIW_SEND_FLAGS ||
+	    wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
+
+	sqe->opcode = opcode;
+	sqe->wr_id = wr->wr_id;
+	sqe->ex = 0;
+	sqe->rkey = 0;
+	sqe->raddr = 0;
+	sqe->compare_add = 0;
+	sqe->swap = 0;
+	sqe->reserved[0] = 0;
+	sqe->reserved[1] = 0;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+		/* Immediate data stays in network byte order (abi.rst). */
+		sqe->ex = (__force u32)wr->ex.imm_data;
+		fallthrough;
+	case IB_WR_SEND:
+		data = true;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		sqe->ex = wr->ex.invalidate_rkey;
+		data = true;
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		sqe->ex = (__force u32)wr->ex.imm_data;
+		fallthrough;
+	case IB_WR_RDMA_WRITE:
+		data = true;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_RDMA_READ_WITH_INV:
+		sqe->ex = wr->ex.invalidate_rkey;
+		fallthrough;
+	case IB_WR_RDMA_READ:
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_LOCAL_INV:
+		sqe->ex = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_REG_MR:
+		/*
+		 * See XIW_WR_REG_MR. The lkey names the MR (the consumer
+		 * has usually moved its key byte on already); the new STag
+		 * must keep the MR's index.
+		 */
+		sqe->ex = READ_ONCE(reg_wr(wr)->mr->lkey);
+		sqe->rkey = reg_wr(wr)->key;
+		sqe->compare_add = (u32)reg_wr(wr)->access;
+		if ((sqe->ex ^ sqe->rkey) >> 8)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	*flags = 0;
+	if (wr->send_flags & IB_SEND_SIGNALED || qp->sig_all)
+		*flags |= XIW_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		*flags |= XIW_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		*flags |= XIW_WQE_FENCE;
+
+	/* Inline applies to the operations that carry local data out. */
+	if (data && wr->send_flags & IB_SEND_INLINE) {
+		*flags |= XIW_WQE_INLINE;
+		return xiw_sqe_inline(sqe, wr);
+	}
+	sqe->inline_len = 0;
+	/* No local buffer in these: ignore whatever list came along. */
+	if (wr->opcode == IB_WR_LOCAL_INV || wr->opcode == IB_WR_REG_MR) {
+		sqe->num_sge = 0;
+		return 0;
+	}
+	sqe->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		sqe->sge[i].addr = wr->sg_list[i].addr;
+		sqe->sge[i].length = wr->sg_list[i].length;
+		sqe->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	return 0;
+}
+
+/*
+ * A kernel consumer's post: the same SQEs a provider writes, produced
+ * under sq_lock (IRQ-safe here: consumers post from any context).
+ */
+static int xiw_post_send_kernel(struct xiw_qp *qp, const struct ib_send_wr *wr,
+				const struct ib_send_wr **bad_wr)
+{
+	struct xiw_sqe *sqe;
+	unsigned long irqflags;
+	bool posted = false;
+	u32 flags;
+	int rv = 0;
+
+	spin_lock_irqsave(&qp->sq_lock, irqflags);
+	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_INIT ||
+	    qp->state == IB_QPS_RTR) {
+		rv = -EINVAL;
+		goto out;
+	}
+	for (; wr; wr = wr->next) {
+		sqe = xiw_ring_slot(&qp->sq, qp->sq.prod);
+		/* Acquire: the engine's copy of the slot is done. */
+		if (smp_load_acquire(&sqe->flags) & XIW_SLOT_VALID) {
+			rv = -ENOMEM;
+			break;
+		}
+		rv = xiw_sqe_fill(qp, sqe, wr, &flags);
+		if (rv)
+			break;
+		/* Release: the entry is complete before it is valid. */
+		smp_store_release(&sqe->flags, flags | XIW_SLOT_VALID);
+		qp->sq.prod++;
+		posted = true;
+	}
+	/* Nothing will send in ERR: flush what we queued, as for users. */
+	if (qp->state == IB_QPS_ERR) {
+		xiw_sq_drain(qp, true);
+		posted = false;
+	}
+out:
+	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
+	if (rv)
+		*bad_wr = wr;
+	if (posted)
+		xiw_tx_kick(qp);
+	return rv;
+}
+
+static int xiw_post_recv_kernel(struct xiw_qp *qp, const struct ib_recv_wr *wr,
+				const struct ib_recv_wr **bad_wr)
+{
+	unsigned long irqflags;
+	int rv = 0;
+
+	/* Receives of a QP on an SRQ go to the SRQ. */
+	if (qp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->rq_lock, irqflags);
+	/* A receive may be posted from INIT on, before the connection. */
+	if (qp->state == IB_QPS_RESET) {
+		rv = -EINVAL;
+		goto out;
+	}
+	for (; wr; wr = wr->next) {
+		rv = xiw_rqe_post(&qp->rq, qp->cap.max_recv_sge, wr);
+		if (rv)
+			break;
+	}
+	if (qp->state == IB_QPS_ERR)
+		xiw_rq_drain(qp, true);
+out:
+	spin_unlock_irqrestore(&qp->rq_lock, irqflags);
+	if (rv)
+		*bad_wr = wr;
+	return rv;
+}
+
 /*
  * User QPs post through their rings: a NULL work request list is the
  * doorbell of a user post. Work requests built by uverbs from the legacy
- * post commands are refused: that path would bypass the rings.
+ * post commands are refused: that path would bypass the rings. Kernel
+ * QPs post work requests into the same rings.
  */
 int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr)
 {
 	struct xiw_qp *qp = to_xqp(ibqp);
 
+	if (qp->kernel)
+		return xiw_post_send_kernel(qp, wr, bad_wr);
 	if (wr) {
 		*bad_wr = wr;
 		return -EINVAL;
@@ -478,6 +721,8 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 {
 	struct xiw_qp *qp = to_xqp(ibqp);
 
+	if (qp->kernel)
+		return xiw_post_recv_kernel(qp, wr, bad_wr);
 	if (wr) {
 		*bad_wr = wr;
 		return -EINVAL;

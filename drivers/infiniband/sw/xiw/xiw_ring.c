@@ -104,3 +104,32 @@ void xiw_mmap_free(struct rdma_user_mmap_entry *rdma)
 	vfree(e->mem);
 	kfree(e);
 }
+
+/*
+ * Produce one receive entry into a kernel consumer's RQ or SRQ ring, as
+ * a provider does into a user one. The caller holds the queue's lock.
+ */
+int xiw_rqe_post(struct xiw_ring *ring, u32 max_sge,
+		 const struct ib_recv_wr *wr)
+{
+	struct xiw_rqe *rqe = xiw_ring_slot(ring, ring->prod);
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > max_sge)
+		return -EINVAL;
+	/* Acquire: the consumer's copy of the slot is done. */
+	if (smp_load_acquire(&rqe->flags) & XIW_SLOT_VALID)
+		return -ENOMEM;
+	rqe->num_sge = wr->num_sge;
+	memset(rqe->reserved, 0, sizeof(rqe->reserved));
+	rqe->wr_id = wr->wr_id;
+	for (i = 0; i < wr->num_sge; i++) {
+		rqe->sge[i].addr = wr->sg_list[i].addr;
+		rqe->sge[i].length = wr->sg_list[i].length;
+		rqe->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	/* Release: the entry is complete before it is valid. */
+	smp_store_release(&rqe->flags, XIW_SLOT_VALID);
+	ring->prod++;
+	return 0;
+}

@@ -17,14 +17,12 @@ int xiw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 	struct ib_srq_attr *a = &attr->attr;
 	int rv;
 
-	if (!udata)
-		return -EOPNOTSUPP;
 	if (attr->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
 	if (a->max_wr < 1 || a->max_wr > XIW_MAX_SRQ_WR ||
 	    a->max_sge > XIW_MAX_SGE || a->srq_limit > a->max_wr)
 		return -EINVAL;
-	if (udata->outlen < sizeof(resp))
+	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 	if (!xiw_count_get(&xdev->num_srq, XIW_MAX_SRQ))
 		return -ENOMEM;
@@ -32,11 +30,14 @@ int xiw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 	spin_lock_init(&srq->lock);
 	srq->max_sge = a->max_sge;
 	srq->limit = a->srq_limit;
+	srq->kernel = !udata;
 	rv = xiw_ring_alloc(&srq->ring, roundup_pow_of_two(a->max_wr),
 			    sizeof(struct xiw_rqe), udata, &resp.srq_key);
 	if (rv)
 		goto err_count;
 	a->max_wr = srq->ring.num;
+	if (!udata)
+		return 0;
 	resp.num_rqe = srq->ring.num;
 	rv = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (rv)
@@ -93,4 +94,36 @@ int xiw_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	xiw_ring_free(&srq->ring);
 	atomic_dec(&to_xdev(ibsrq->device)->num_srq);
 	return 0;
+}
+
+/*
+ * A kernel SRQ's entries are produced here, under the lock its
+ * consumers take (IRQ-safe: consumers post from any context). A user
+ * SRQ is posted to through its ring; work requests built by uverbs from
+ * the legacy command would bypass it and are refused.
+ */
+int xiw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr)
+{
+	struct xiw_srq *srq = to_xsrq(ibsrq);
+	unsigned long flags;
+	int rv = 0;
+
+	if (!srq->kernel) {
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		return 0;
+	}
+	spin_lock_irqsave(&srq->lock, flags);
+	for (; wr; wr = wr->next) {
+		rv = xiw_rqe_post(&srq->ring, srq->max_sge, wr);
+		if (rv) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return rv;
 }
