@@ -50,8 +50,6 @@
  *   it (same index, new key), compare_add = IB_ACCESS_* granted.
  */
 #define XIW_WR_REG_MR		0x80
-/* Completion opcode (xiw_cqe.opcode) of a REG_MR, kernel CQs only. */
-#define XIW_WC_REG_MR		0x40
 
 /*
  * The CQE opcode of a completed XIW_WR_REG_MR (IB_WC_REG_MR to a kernel
