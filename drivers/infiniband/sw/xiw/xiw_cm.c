@@ -872,8 +872,11 @@ int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	if (!conn)
 		return -EINVAL;
 	if (param->ird > XIW_MAX_IRD || param->ord > XIW_MAX_ORD ||
-	    param->private_data_len > MPA_MAX_PD - sizeof(v2))
+	    param->private_data_len > MPA_MAX_PD - sizeof(v2)) {
+		ibdev_dbg(cm_id->device, "accept: ird %u ord %u pd %u refused\n",
+			  param->ird, param->ord, param->private_data_len);
 		return -EINVAL;
+	}
 	ibqp = xiw_get_qp(cm_id->device, param->qpn);
 	if (!ibqp)
 		return -EINVAL;
@@ -908,8 +911,11 @@ int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	}
 	conn->mpa.responder = true;
 	rv = xiw_conn_go_rts(conn);
-	if (rv)
+	if (rv) {
+		ibdev_dbg(cm_id->device, "accept: QP %u cannot enter RTS\n",
+			  param->qpn);
 		goto fail;
+	}
 	v2 = xiw_mpa_v2(conn->mpa.ird, conn->mpa.ord, rtr);
 	rv = xiw_mpa_send(conn, MPA_KEY_REP, conn->mpa.crc ? MPA_FLAG_C : 0,
 			  conn->v2 ? &v2 : NULL, param->private_data,

@@ -416,8 +416,21 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		goto out;
-	if (new > IB_QPS_ERR || !xiw_transition_ok(cur, new))
+	/*
+	 * rdma_disconnect asks for SQD even when the connection has already
+	 * failed: nothing to do then.
+	 */
+	if ((mask & IB_QP_STATE) && cur == IB_QPS_ERR && new == IB_QPS_SQD) {
+		rv = 0;
 		goto out;
+	}
+	/* Without IB_QP_STATE only attributes change (rdma_cm does this). */
+	if ((mask & IB_QP_STATE) &&
+	    (new > IB_QPS_ERR || !xiw_transition_ok(cur, new))) {
+		ibdev_dbg(ibqp->device, "qp %u: %d -> %d refused\n",
+			  ibqp->qp_num, cur, new);
+		goto out;
+	}
 
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->access = attr->qp_access_flags;
@@ -736,7 +749,10 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 /*
  * From the CM, with MPA done: attach the connection and enter RTS. The
- * QP must have been brought to INIT or RTR by its user (rdma_cm does).
+ * iWARP idle state covers RESET, INIT and RTR: rdma_cm leaves the QP of
+ * an accepted user connection in RESET (its INIT modify carries no state
+ * for an iWARP cm_id), so RESET is accepted too, with the access rights
+ * the iw_cm hands out at INIT.
  */
 int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 			    struct socket *sock,
@@ -746,11 +762,18 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	int rv = 0;
 
 	mutex_lock(&qp->state_lock);
-	if ((qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR) ||
-	    qp->conn) {
+	if ((qp->state != IB_QPS_RESET && qp->state != IB_QPS_INIT &&
+	     qp->state != IB_QPS_RTR) || qp->conn) {
 		rv = -EINVAL;
 		goto out;
 	}
+	/*
+	 * rdma_cm sets no remote rights on a QP it moves to INIT before its
+	 * iw_cm id exists (every active side); the iw_cm's own INIT rights
+	 * are remote read and write. A connection gets those: the MRs'
+	 * rights remain the real gate.
+	 */
+	qp->access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
 	spin_lock_bh(&w->lock);
 	w->sock = sock;
 	w->mpa = *mpa;
