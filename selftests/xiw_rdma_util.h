@@ -40,6 +40,13 @@ static bool __attribute__((unused)) xr_is_siw(void)
 	return !strcmp(xr_type(), "siw");
 }
 
+/* Timing notes on stderr when XIW_TEST_TRACE is set. */
+#define xr_trace(fmt, ...) do {						\
+	if (getenv("XIW_TEST_TRACE"))					\
+		fprintf(stderr, "# trace %lld: " fmt "\n", now_ms() % 1000000, \
+			##__VA_ARGS__);					\
+} while (0)
+
 /* build/siw/siw.ko next to build/selftests/, or $XIW_SIW_KO. */
 static void xr_siw_ko(char *p, size_t len)
 {
@@ -67,9 +74,12 @@ static int __attribute__((unused)) xr_load_modules(void)
 	char ko[PATH_MAX + 16];
 	char mod[64];
 
+	snprintf(mod, sizeof(mod), "/sys/module/%s", t);
+	if (path_exists(mod) && path_exists("/sys/module/rdma_ucm") &&
+	    path_exists("/sys/module/ib_uverbs") && path_exists("/sys/module/dummy"))
+		return 0;	/* modprobe is slow under emulation */
 	if (sh("modprobe -a ib_uverbs iw_cm rdma_ucm dummy"))
 		return -1;
-	snprintf(mod, sizeof(mod), "/sys/module/%s", t);
 	if (path_exists(mod))
 		return 0;
 	if (strcmp(t, "siw"))
