@@ -68,7 +68,7 @@ static int open_pairs(struct xr_link *l, struct xr_net *n, struct xr_pair *p,
 	long long t0 = now_ms(), t1;
 
 	xr_unlimit_memlock();
-	if (xr_link_add(l, "xr", "R")) {
+	if (xr_link_add(l)) {
 		snprintf(why, len, "cannot create %s on %s", l->ibdev, l->netdev);
 		return -1;
 	}
@@ -136,7 +136,7 @@ FIXTURE_SETUP(xfer)
 
 	self->half = half_of(variant->size);
 	o.buflen = 2 * self->half;
-	sh("ip link set lo mtu 1500");
+	xr_lo_mtu(1500);
 	ASSERT_EQ(0, open_pairs(&self->link, &self->net, &self->p, 1, &o,
 				why, sizeof(why))) TH_LOG("%s", why);
 	self->c = &self->p.cli;
@@ -149,14 +149,11 @@ FIXTURE_SETUP(xfer)
 
 FIXTURE_TEARDOWN(xfer)
 {
-	long long t0 = now_ms(), t1;
+	long long t0 = now_ms();
 
 	xr_pairs_fini(&self->p, 1);
 	xr_net_fini(&self->net);
-	t1 = now_ms();
-	xr_link_del(&self->link);
-	sh("ip link set lo mtu 65536");
-	xr_trace("teardown: verbs %lld ms, link %lld ms", t1 - t0, now_ms() - t1);
+	xr_trace("teardown: %lld ms", now_ms() - t0);
 }
 
 /* Bytes after a message of size in a canary-filled area are untouched. */
@@ -259,6 +256,7 @@ FIXTURE_SETUP(conn)
 			     .rd_atom = 4 };
 	char why[320];
 
+	xr_lo_mtu(65536);
 	ASSERT_EQ(0, open_pairs(&self->link, &self->net, &self->p, 1, &o,
 				why, sizeof(why))) TH_LOG("%s", why);
 	self->c = &self->p.cli;
@@ -270,7 +268,6 @@ FIXTURE_TEARDOWN(conn)
 {
 	xr_pairs_fini(&self->p, 1);
 	xr_net_fini(&self->net);
-	xr_link_del(&self->link);
 }
 
 /* Copy the bytes an SGE list covers, in order, into out (up to max). */
@@ -484,6 +481,7 @@ FIXTURE_SETUP(many)
 {
 	char why[320];
 
+	xr_lo_mtu(65536);
 	ASSERT_EQ(0, open_pairs(&self->link, &self->net, NULL, 0, NULL,
 				why, sizeof(why))) TH_LOG("%s", why);
 }
@@ -494,7 +492,6 @@ FIXTURE_TEARDOWN(many)
 		xr_pairs_fini(self->p, self->count);
 	free(self->p);
 	xr_net_fini(&self->net);
-	xr_link_del(&self->link);
 }
 
 /* Connect, move 64 bytes, disconnect (both ends told), free: N times. */
@@ -566,7 +563,7 @@ TEST_F_TIMEOUT(many, concurrent_connections, 600)
 /* The last fixture's link, once every test process is gone. */
 static void __attribute__((destructor)) purge(void)
 {
-	xr_link_purge("xr", "R");
+	xr_link_purge();
 }
 
 TEST_HARNESS_MAIN
