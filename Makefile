@@ -20,7 +20,7 @@ DRIVER_SRCS := $(wildcard drivers/infiniband/sw/xiw/*.[ch]) include/uapi/rdma/xi
 SELFTESTS := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(wildcard selftests/xiw_*.c))
 SELFTEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-isystem $(KSRC)/tools/testing/selftests -Iinclude/uapi
-SELFTEST_LIBS := -libverbs -lpthread
+SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
 
 .PHONY: all module provider selftests install check run clean setup
 
@@ -35,7 +35,7 @@ provider:
 
 selftests: $(SELFTESTS)
 
-$(BUILD)/selftests/%: selftests/%.c selftests/xiw_util.h include/uapi/rdma/xiw-abi.h
+$(BUILD)/selftests/%: selftests/%.c selftests/xiw_util.h selftests/xiw_rdma_util.h include/uapi/rdma/xiw-abi.h
 	@test -e $(KSRC)/tools/testing/selftests/kselftest_harness.h || \
 		{ echo "kselftest harness missing: run scripts/setup.sh (make check does)"; exit 1; }
 	@mkdir -p $(dir $@)

@@ -1,0 +1,701 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Helpers for the data-path selftests (xiw_rdma.c, xiw_tools.c): an RDMA
+ * link on a dummy netdev that carries 10.99.0.1, and connected RC QP pairs
+ * made through librdmacm inside one process.
+ *
+ * The device type under test comes from XIW_TEST_LINK_TYPE: "xiw" (the
+ * default) or "siw", the kernel's soft-iWARP built out of tree by
+ * scripts/siw-build.sh, used to validate the tests themselves.
+ *
+ * Every wait has a deadline (XR_WAIT_MS), so a broken driver makes a test
+ * fail instead of hang.
+ */
+#ifndef XIW_RDMA_UTIL_H
+#define XIW_RDMA_UTIL_H
+
+#include <arpa/inet.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <rdma/rdma_cma.h>
+
+#include "xiw_util.h"
+
+#define XR_ADDR		"10.99.0.1"
+#define XR_WAIT_MS	10000
+/* Private data the client sends with its connect request (MPA-01). */
+#define XR_MAGIC	0x5849574bU	/* "XIWK" */
+
+static __attribute__((unused)) const char *xr_type(void)
+{
+	const char *t = getenv("XIW_TEST_LINK_TYPE");
+
+	return t && *t ? t : "xiw";
+}
+
+static bool __attribute__((unused)) xr_is_siw(void)
+{
+	return !strcmp(xr_type(), "siw");
+}
+
+/* Timing notes on stderr when XIW_TEST_TRACE is set. */
+#define xr_trace(fmt, ...) do {						\
+	if (getenv("XIW_TEST_TRACE"))					\
+		fprintf(stderr, "# trace %lld: " fmt "\n", now_ms() % 1000000, \
+			##__VA_ARGS__);					\
+} while (0)
+
+/* build/siw/siw.ko next to build/selftests/, or $XIW_SIW_KO. */
+static void xr_siw_ko(char *p, size_t len)
+{
+	const char *env = getenv("XIW_SIW_KO");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *s;
+
+	if (env && *env) {
+		snprintf(p, len, "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	s = strrchr(exe, '/');
+	if (s)
+		*s = '\0';
+	snprintf(p, len, "%s/../siw/siw.ko", exe);
+}
+
+/* Load the RDMA CM stack and the module of the device type under test. */
+static int __attribute__((unused)) xr_load_modules(void)
+{
+	const char *t = xr_type();
+	char ko[PATH_MAX + 16];
+	char mod[64];
+
+	snprintf(mod, sizeof(mod), "/sys/module/%s", t);
+	if (path_exists(mod) && path_exists("/sys/module/rdma_ucm") &&
+	    path_exists("/sys/module/ib_uverbs") && path_exists("/sys/module/dummy"))
+		return 0;	/* modprobe is slow under emulation */
+	if (sh("modprobe -a ib_uverbs iw_cm rdma_ucm dummy"))
+		return -1;
+	if (path_exists(mod))
+		return 0;
+	if (strcmp(t, "siw"))
+		return sh("modprobe %s", t);
+	if (sh("modprobe -a ib_core iw_cm libcrc32c"))
+		return -1;
+	xr_siw_ko(ko, sizeof(ko));
+	return sh("insmod %s", ko);
+}
+
+struct xr_link {
+	char netdev[16];
+	char ibdev[32];
+};
+
+/*
+ * Links are created and deleted under this lock (two test programs may
+ * run at once).
+ *
+ * A link is made by the first fixture set-up that needs it and kept for
+ * the rest of the program; a destructor in the program's main process
+ * deletes it at exit (xr_link_purge). Two reasons: a device can only go
+ * away once every process using it has closed it (siw cannot disassociate
+ * user contexts, and librdmacm keeps every device open until exit), and
+ * under TCG with the root over 9p every exec costs 0.2-0.8 s: creating
+ * and deleting the link around each test cost about 8 s per test.
+ */
+#define XR_LOCK "/run/xiw-selftest-link.lock"
+
+/* Both programs use the same names: xr0 and <type>T0 (xiwT0, siwT0). */
+static void xr_names(struct xr_link *l)
+{
+	snprintf(l->netdev, sizeof(l->netdev), "xr0");
+	snprintf(l->ibdev, sizeof(l->ibdev), "%sT0", xr_type());
+}
+
+/* Delete the link now (under the lock), whatever state it is in. */
+static void __attribute__((unused)) xr_link_purge(void)
+{
+	struct xr_link l;
+
+	xr_names(&l);
+	if (!ibdev_exists(l.ibdev) && !path_exists("/sys/class/net/xr0"))
+		return;
+	sh("flock -w 60 " XR_LOCK " sh -c 'rdma link delete %s; ip link del %s;"
+	   " ip link set lo mtu 65536' >/dev/null 2>&1", l.ibdev, l.netdev);
+}
+
+static bool xr_netdev_ok(const char *netdev)
+{
+	char p[128], buf[32];
+
+	snprintf(p, sizeof(p), "/sys/class/net/%s/operstate", netdev);
+	return read_text(p, buf, sizeof(buf)) > 0 && strcmp(buf, "down");
+}
+
+/*
+ * A dummy netdev xr0 with 10.99.0.1/24, up, and an RDMA link <type>T0 on
+ * it: kept when it is there already, else made afresh after removing any
+ * remains.
+ */
+static int __attribute__((unused)) xr_link_add(struct xr_link *l)
+{
+	xr_names(l);
+	if (xr_load_modules())
+		return -1;
+	if (ibdev_exists(l->ibdev) && xr_netdev_ok(l->netdev))
+		return 0;
+	if (sh("flock -w 60 " XR_LOCK " sh -c '"
+	       "rdma link delete %s >/dev/null 2>&1; ip link del %s >/dev/null 2>&1; "
+	       "ip link add %s type dummy && ip addr add " XR_ADDR "/24 dev %s && "
+	       "ip link set %s up && rdma link add %s type %s netdev %s'",
+	       l->ibdev, l->netdev, l->netdev, l->netdev, l->netdev, l->ibdev,
+	       xr_type(), l->netdev))
+		return -1;
+	return WAIT_UNTIL(ibdev_exists(l->ibdev), 5000) ? 0 : -1;
+}
+
+/* Set lo's MTU (the TCP streams between local addresses run over lo). */
+static void __attribute__((unused)) xr_lo_mtu(int mtu)
+{
+	char buf[32];
+
+	if (read_text("/sys/class/net/lo/mtu", buf, sizeof(buf)) > 0 &&
+	    atoi(buf) == mtu)
+		return;
+	sh("ip link set lo mtu %d", mtu);
+}
+
+/* Pinning is limited by RLIMIT_MEMLOCK (siw checks it even for root). */
+static void __attribute__((unused)) xr_unlimit_memlock(void)
+{
+	struct rlimit r = { RLIM_INFINITY, RLIM_INFINITY };
+
+	setrlimit(RLIMIT_MEMLOCK, &r);
+}
+
+/* Deterministic pseudo-random bytes (xorshift64*) from a seed. */
+static void __attribute__((unused))
+xr_fill(void *buf, size_t len, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+	uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (!(i & 7)) {
+			x ^= x >> 12;
+			x ^= x << 25;
+			x ^= x >> 27;
+		}
+		p[i] = (uint8_t)((x * 0x2545f4914f6cdd1dULL) >> (8 * (i & 7)));
+	}
+}
+
+/* Offset of the first byte that differs from xr_fill(seed), or -1. */
+static long __attribute__((unused))
+xr_check(const void *buf, size_t len, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+	const uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (!(i & 7)) {
+			x ^= x >> 12;
+			x ^= x << 25;
+			x ^= x >> 27;
+		}
+		if (p[i] != (uint8_t)((x * 0x2545f4914f6cdd1dULL) >>
+				      (8 * (i & 7))))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* One end of a connection: its cm id and verbs objects, one MR. */
+struct xr_side {
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	size_t len;
+	bool established;
+};
+
+struct xr_pair {
+	struct xr_side srv, cli;
+};
+
+/* Queue sizes and the buffer each side registers. */
+struct xr_opts {
+	size_t buflen;
+	int wr;		/* send and receive queue depth; CQ is 2*wr+1 */
+	int sge;
+	int rd_atom;	/* ORD and IRD asked for */
+};
+
+/* The listener and the two event channels, shared by all pairs. */
+struct xr_net {
+	struct rdma_event_channel *sch, *cch;
+	struct rdma_cm_id *listen;
+	struct sockaddr_in addr;
+	char err[256];
+};
+
+static int __attribute__((format(printf, 2, 3)))
+xr_fail(struct xr_net *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(n->err, sizeof(n->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static void xr_nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* Channels and a listener on 10.99.0.1, on a port the kernel picks. */
+static int __attribute__((unused)) xr_net_init(struct xr_net *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->sch = rdma_create_event_channel();
+	n->cch = rdma_create_event_channel();
+	if (!n->sch || !n->cch)
+		return xr_fail(n, "rdma_create_event_channel: %s", strerror(errno));
+	xr_nonblock(n->sch->fd);
+	xr_nonblock(n->cch->fd);
+	if (rdma_create_id(n->sch, &n->listen, NULL, RDMA_PS_TCP))
+		return xr_fail(n, "rdma_create_id: %s", strerror(errno));
+	n->addr.sin_family = AF_INET;
+	inet_pton(AF_INET, XR_ADDR, &n->addr.sin_addr);
+	if (rdma_bind_addr(n->listen, (struct sockaddr *)&n->addr))
+		return xr_fail(n, "rdma_bind_addr " XR_ADDR ": %s", strerror(errno));
+	if (rdma_listen(n->listen, 1024))
+		return xr_fail(n, "rdma_listen: %s", strerror(errno));
+	n->addr.sin_port = rdma_get_src_port(n->listen);
+	return 0;
+}
+
+static void __attribute__((unused)) xr_net_fini(struct xr_net *n)
+{
+	if (n->listen)
+		rdma_destroy_id(n->listen);
+	if (n->sch)
+		rdma_destroy_event_channel(n->sch);
+	if (n->cch)
+		rdma_destroy_event_channel(n->cch);
+	memset(n, 0, sizeof(*n));
+}
+
+/* Allocate and register len bytes (at least a page) with all access. */
+static __attribute__((unused)) struct ibv_mr *
+xr_reg(struct ibv_pd *pd, size_t len, uint8_t **buf)
+{
+	size_t sz = (len + 4095) & ~(size_t)4095;
+	struct ibv_mr *mr;
+
+	if (!sz)
+		sz = 4096;
+	*buf = aligned_alloc(4096, sz);
+	if (!*buf)
+		return NULL;
+	memset(*buf, 0, sz);
+	mr = ibv_reg_mr(pd, *buf, sz, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	if (!mr) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return mr;
+}
+
+static int xr_side_init(struct xr_net *n, struct xr_side *s,
+			struct rdma_cm_id *id, const struct xr_opts *o)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = o->wr, .max_recv_wr = o->wr,
+			 .max_send_sge = o->sge, .max_recv_sge = o->sge },
+	};
+
+	s->id = id;
+	s->pd = ibv_alloc_pd(id->verbs);
+	if (!s->pd)
+		return xr_fail(n, "ibv_alloc_pd: %s", strerror(errno));
+	s->cc = ibv_create_comp_channel(id->verbs);
+	if (!s->cc)
+		return xr_fail(n, "ibv_create_comp_channel: %s", strerror(errno));
+	xr_nonblock(s->cc->fd);
+	s->cq = ibv_create_cq(id->verbs, 2 * o->wr + 1, s, s->cc, 0);
+	if (!s->cq)
+		return xr_fail(n, "ibv_create_cq: %s", strerror(errno));
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	if (rdma_create_qp(id, s->pd, &qa))
+		return xr_fail(n, "rdma_create_qp: %s", strerror(errno));
+	s->qp = id->qp;
+	s->len = o->buflen;
+	s->mr = xr_reg(s->pd, o->buflen, &s->buf);
+	if (!s->mr)
+		return xr_fail(n, "ibv_reg_mr %zu bytes: %s", o->buflen,
+			       strerror(errno));
+	return 0;
+}
+
+static void xr_side_fini(struct xr_side *s)
+{
+	if (s->qp)
+		rdma_destroy_qp(s->id);
+	if (s->id)
+		rdma_destroy_id(s->id);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	free(s->buf);
+	if (s->cq)
+		ibv_destroy_cq(s->cq);
+	if (s->cc)
+		ibv_destroy_comp_channel(s->cc);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	memset(s, 0, sizeof(*s));
+}
+
+static void __attribute__((unused)) xr_pairs_fini(struct xr_pair *p, int count)
+{
+	int i;
+
+	for (i = 0; i < count; i++) {
+		xr_side_fini(&p[i].cli);
+		xr_side_fini(&p[i].srv);
+	}
+}
+
+/* Read one CM event from ch within ms; NULL on timeout. */
+static struct rdma_cm_event *
+xr_get_event(struct rdma_event_channel *ch, int ms)
+{
+	struct pollfd pf = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	if (poll(&pf, 1, ms) <= 0)
+		return NULL;
+	if (rdma_get_cm_event(ch, &ev))
+		return NULL;
+	return ev;
+}
+
+/*
+ * Wait for a CM event of the given type on ch, for the given id (NULL:
+ * any). Other events are acknowledged and, when other is not NULL,
+ * the last one is recorded there. True when it arrived in time.
+ */
+static bool __attribute__((unused))
+xr_wait_cm(struct rdma_event_channel *ch, struct rdma_cm_id *id,
+	   enum rdma_cm_event_type type, int ms, int *other)
+{
+	long long end = now_ms() + ms;
+	struct rdma_cm_event *ev;
+	bool hit;
+
+	while (now_ms() < end) {
+		ev = xr_get_event(ch, (int)(end - now_ms()));
+		if (!ev)
+			continue;
+		hit = ev->event == type && (!id || ev->id == id);
+		if (!hit && other)
+			*other = ev->event;
+		rdma_ack_cm_event(ev);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+static struct xr_pair *xr_find(struct xr_pair *p, int count,
+			       struct rdma_cm_id *id, bool srv)
+{
+	int i;
+
+	for (i = 0; i < count; i++)
+		if ((srv ? p[i].srv.id : p[i].cli.id) == id)
+			return &p[i];
+	return NULL;
+}
+
+static void xr_conn_param(struct rdma_conn_param *cp,
+			  const struct xr_opts *o, const uint32_t *pdata)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->responder_resources = o->rd_atom;
+	cp->initiator_depth = o->rd_atom;
+	cp->private_data = pdata;
+	cp->private_data_len = pdata ? 2 * sizeof(*pdata) : 0;
+}
+
+/* A client event during connection set-up; 0, or -1 with n->err set. */
+static int xr_cli_event(struct xr_net *n, struct xr_pair *p, int count,
+			const struct xr_opts *o, struct rdma_cm_event *ev)
+{
+	struct xr_pair *x = xr_find(p, count, ev->id, false);
+	struct rdma_conn_param cp;
+	uint32_t pd[2];
+
+	if (!x && ev->event == RDMA_CM_EVENT_DISCONNECTED)
+		return 0;	/* late news of an earlier connection */
+	if (!x)
+		return xr_fail(n, "client event %s for an unknown id",
+			       rdma_event_str(ev->event));
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(ev->id, 2000))
+			return xr_fail(n, "rdma_resolve_route: %s", strerror(errno));
+		return 0;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (xr_side_init(n, &x->cli, ev->id, o))
+			return -1;
+		pd[0] = htonl(XR_MAGIC);
+		pd[1] = htonl((uint32_t)(x - p));
+		xr_conn_param(&cp, o, pd);
+		if (rdma_connect(ev->id, &cp))
+			return xr_fail(n, "rdma_connect: %s", strerror(errno));
+		return 0;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		x->cli.established = true;
+		return 0;
+	default:
+		return xr_fail(n, "client %d: %s (status %d) during connect",
+			       (int)(x - p), rdma_event_str(ev->event),
+			       ev->status);
+	}
+}
+
+/*
+ * A server event during set-up. A connect request is matched to its pair
+ * by the index in its private data, or else to the first pair without a
+ * server side.
+ */
+static int xr_srv_event(struct xr_net *n, struct xr_pair *p, int count,
+			const struct xr_opts *o, struct rdma_cm_event *ev)
+{
+	const uint32_t *pd = ev->param.conn.private_data;
+	struct rdma_conn_param cp;
+	struct xr_pair *x = NULL;
+	uint32_t i;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		if (pd && ev->param.conn.private_data_len >= 8 &&
+		    ntohl(pd[0]) == XR_MAGIC && ntohl(pd[1]) < (uint32_t)count)
+			x = &p[ntohl(pd[1])];
+		for (i = 0; !x && i < (uint32_t)count; i++)
+			if (!p[i].srv.id)
+				x = &p[i];
+		if (!x || x->srv.id) {
+			rdma_reject(ev->id, NULL, 0);
+			return xr_fail(n, "unexpected connect request");
+		}
+		if (xr_side_init(n, &x->srv, ev->id, o)) {
+			rdma_reject(ev->id, NULL, 0);
+			return -1;
+		}
+		xr_conn_param(&cp, o, NULL);
+		if (rdma_accept(ev->id, &cp))
+			return xr_fail(n, "rdma_accept: %s", strerror(errno));
+		return 0;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		x = xr_find(p, count, ev->id, true);
+		if (!x)
+			return xr_fail(n, "server ESTABLISHED for an unknown id");
+		x->srv.established = true;
+		return 0;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		if (!xr_find(p, count, ev->id, true))
+			return 0;	/* an earlier connection */
+		/* fall through */
+	default:
+		return xr_fail(n, "server: %s (status %d) during connect",
+			       rdma_event_str(ev->event), ev->status);
+	}
+}
+
+static int xr_count_established(struct xr_pair *p, int count)
+{
+	int i, k = 0;
+
+	for (i = 0; i < count; i++)
+		k += p[i].cli.established + p[i].srv.established;
+	return k;
+}
+
+/*
+ * Connect count client/server pairs at once through the listener of n.
+ * On failure n->err says why; the caller frees with xr_pairs_fini().
+ */
+static int __attribute__((unused))
+xr_connect(struct xr_net *n, struct xr_pair *p, int count,
+	   const struct xr_opts *o)
+{
+	long long end = now_ms() + XR_WAIT_MS + 100LL * count;
+	struct rdma_event_channel *ch[2] = { n->cch, n->sch };
+	struct pollfd pf[2] = {
+		{ .fd = n->cch->fd, .events = POLLIN },
+		{ .fd = n->sch->fd, .events = POLLIN },
+	};
+	struct rdma_cm_event *ev;
+	int i, k, rc;
+
+	for (i = 0; i < count; i++) {
+		if (rdma_create_id(n->cch, &p[i].cli.id, NULL, RDMA_PS_TCP))
+			return xr_fail(n, "rdma_create_id: %s", strerror(errno));
+		if (rdma_resolve_addr(p[i].cli.id, NULL,
+				      (struct sockaddr *)&n->addr, 2000))
+			return xr_fail(n, "rdma_resolve_addr: %s", strerror(errno));
+	}
+	while (xr_count_established(p, count) < 2 * count) {
+		if (now_ms() >= end)
+			return xr_fail(n, "%d of %d ends established in %d ms",
+				       xr_count_established(p, count), 2 * count,
+				       XR_WAIT_MS);
+		if (poll(pf, 2, (int)(end - now_ms())) <= 0)
+			continue;
+		for (k = 0; k < 2; k++) {
+			if (!(pf[k].revents & POLLIN) ||
+			    rdma_get_cm_event(ch[k], &ev))
+				continue;
+			rc = k ? xr_srv_event(n, p, count, o, ev)
+			       : xr_cli_event(n, p, count, o, ev);
+			rdma_ack_cm_event(ev);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Poll cq until n completions arrived or ms passed; returns how many. */
+static int __attribute__((unused))
+xr_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
+{
+	long long end = now_ms() + ms;
+	int got = 0, r, idle = 0;
+
+	while (got < n) {
+		r = ibv_poll_cq(cq, n - got, wc + got);
+		if (r < 0)
+			return r;
+		got += r;
+		if (r) {
+			idle = 0;
+			continue;
+		}
+		if (now_ms() >= end)
+			break;
+		if (++idle > 64)
+			usleep(200);
+		else
+			sched_yield();
+	}
+	return got;
+}
+
+/* Wait for a completion-channel event on s's CQ; true when it came. */
+static bool __attribute__((unused)) xr_wait_cq_event(struct xr_side *s, int ms)
+{
+	struct pollfd pf = { .fd = s->cc->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if (poll(&pf, 1, ms) <= 0)
+		return false;
+	if (ibv_get_cq_event(s->cc, &cq, &ctx))
+		return false;
+	ibv_ack_cq_events(cq, 1);
+	return cq == s->cq;
+}
+
+static struct ibv_sge xr_sge(struct xr_side *s, size_t off, size_t len)
+{
+	struct ibv_sge g = {
+		.addr = (uintptr_t)(s->buf + off),
+		.length = (uint32_t)len,
+		.lkey = s->mr->lkey,
+	};
+
+	return g;
+}
+
+/* Post a receive of n SGEs (n may be 0). */
+static int __attribute__((unused))
+xr_recv_sgl(struct xr_side *s, uint64_t wr_id, struct ibv_sge *sg, int n)
+{
+	struct ibv_recv_wr wr = {
+		.wr_id = wr_id, .sg_list = sg, .num_sge = n,
+	}, *bad = NULL;
+
+	return ibv_post_recv(s->qp, &wr, &bad);
+}
+
+/* Post a receive into s->buf[off, off + len) (one SGE, even for 0). */
+static int __attribute__((unused))
+xr_recv(struct xr_side *s, uint64_t wr_id, size_t off, size_t len)
+{
+	struct ibv_sge g = xr_sge(s, off, len);
+
+	return xr_recv_sgl(s, wr_id, &g, 1);
+}
+
+static int __attribute__((unused))
+xr_send_sgl(struct xr_side *s, enum ibv_wr_opcode op, uint64_t wr_id,
+	    struct ibv_sge *sg, int n, unsigned int flags,
+	    uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = sg, .num_sge = n,
+		.opcode = op, .send_flags = flags,
+	}, *bad = NULL;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
+/*
+ * Post a signalled send, write or read of s->buf[off, off + len) (the
+ * local source or sink); for writes and reads the remote side is
+ * peer->buf[roff...] through peer's MR.
+ */
+static int __attribute__((unused))
+xr_post(struct xr_side *s, enum ibv_wr_opcode op, uint64_t wr_id,
+	size_t off, size_t len, unsigned int flags,
+	struct xr_side *peer, size_t roff)
+{
+	struct ibv_sge g = xr_sge(s, off, len);
+
+	return xr_send_sgl(s, op, wr_id, &g, len ? 1 : 0,
+			   flags | IBV_SEND_SIGNALED,
+			   peer ? (uintptr_t)(peer->buf + roff) : 0,
+			   peer ? peer->mr->rkey : 0);
+}
+
+static __attribute__((unused)) const char *xr_wc_str(const struct ibv_wc *wc)
+{
+	static char s[160];
+
+	snprintf(s, sizeof(s), "wr_id %#llx status %s opcode %d byte_len %u",
+		 (unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status),
+		 wc->opcode, wc->byte_len);
+	return s;
+}
+
+#endif /* XIW_RDMA_UTIL_H */
