@@ -416,7 +416,7 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 			    struct socket *sock,
 			    const struct xiw_mpa_params *mpa);
 void xiw_qp_conn_lost(struct xiw_qp *qp, struct xiw_conn *conn);
-void xiw_qp_stop_wire(struct xiw_qp *qp);
+void xiw_qp_stop_wire(struct xiw_qp *qp, bool drain);
 void xiw_qp_error(struct xiw_qp *qp, enum ib_event_type ev);
 void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type);
 
@@ -440,6 +440,7 @@ int xiw_tx_create(struct xiw_qp *qp);
 void xiw_tx_destroy(struct xiw_qp *qp);
 void xiw_tx_start(struct xiw_qp *qp);
 void xiw_tx_stop(struct xiw_qp *qp);
+void xiw_tx_flush(struct xiw_qp *qp);
 void xiw_tx_kick(struct xiw_qp *qp);
 void xiw_tx_terminate(struct xiw_qp *qp, u8 layer_etype, u8 ecode,
 		      const void *hdr, u32 hdr_len, u32 seg_len);
@@ -448,7 +449,7 @@ void xiw_tx_terminate(struct xiw_qp *qp, u8 layer_etype, u8 ecode,
 int xiw_rx_create(struct xiw_qp *qp);
 void xiw_rx_destroy(struct xiw_qp *qp);
 void xiw_rx_start(struct xiw_qp *qp);
-void xiw_rx_stop(struct xiw_qp *qp);
+void xiw_rx_stop(struct xiw_qp *qp, bool drain);
 void xiw_rx_kick(struct xiw_qp *qp);
 
 #endif /* XIW_H */

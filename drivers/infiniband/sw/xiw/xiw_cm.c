@@ -321,9 +321,11 @@ static void xiw_conn_drop_cm_id(struct xiw_conn *conn)
  * The end of a connection, in the conn's work. Stops the data path,
  * releases the socket (abortively: with a reset; a graceful close has
  * already exchanged FINs), moves the QP to ERR and raises CLOSE if the
- * iw_cm saw the connection established. Must hold conn->lock.
+ * iw_cm saw the connection established. With drain (the peer ended the
+ * connection) the data path first takes in what the peer sent before
+ * its FIN or reset. Must hold conn->lock.
  */
-static void xiw_conn_close(struct xiw_conn *conn, bool abort)
+static void xiw_conn_end(struct xiw_conn *conn, bool abort, bool drain)
 {
 	struct xiw_qp *qp = conn->qp;
 	enum xiw_conn_state old = conn->state;
@@ -331,12 +333,14 @@ static void xiw_conn_close(struct xiw_conn *conn, bool abort)
 	lockdep_assert_held(&conn->lock);
 	if (old == XIW_CONN_CLOSED)
 		return;
+	ibdev_dbg(&conn->xdev->ibdev, "conn %p: end in state %d%s%s\n", conn,
+		  old, abort ? ", abort" : "", drain ? ", drain" : "");
 	conn->state = XIW_CONN_CLOSED;
 	xiw_conn_stop_timer(conn);
 	if (conn->sock) {
 		xiw_sk_detach(conn);
 		if (qp)
-			xiw_qp_stop_wire(qp);
+			xiw_qp_stop_wire(qp, drain);
 		if (abort)
 			sock_no_linger(conn->sock->sk);
 		sock_release(conn->sock);
@@ -357,6 +361,11 @@ static void xiw_conn_close(struct xiw_conn *conn, bool abort)
 	}
 	/* The creator's reference. */
 	xiw_conn_put(conn);
+}
+
+static void xiw_conn_close(struct xiw_conn *conn, bool abort)
+{
+	xiw_conn_end(conn, abort, false);
 }
 
 /* An active start-up failed: one CONNECT_REPLY with the error, then gone. */
@@ -679,6 +688,8 @@ static void xiw_conn_tcp_state(struct xiw_conn *conn)
 {
 	int st = conn->sock->sk->sk_state;
 
+	ibdev_dbg(&conn->xdev->ibdev, "conn %p: state %d tcp %d\n", conn,
+		  conn->state, st);
 	switch (conn->state) {
 	case XIW_CONN_CONNECTING:
 		if (st == TCP_ESTABLISHED)
@@ -702,9 +713,9 @@ static void xiw_conn_tcp_state(struct xiw_conn *conn)
 				xiw_cm_upcall(conn, conn->cm_id,
 					      IW_CM_EVENT_DISCONNECT, 0,
 					      NULL, 0);
-			xiw_conn_close(conn, false);
+			xiw_conn_end(conn, false, true);
 		} else if (st == TCP_CLOSE) {
-			xiw_conn_close(conn, !conn->fin_sent);
+			xiw_conn_end(conn, !conn->fin_sent, true);
 		}
 		break;
 	default:
@@ -719,10 +730,14 @@ static void xiw_conn_work(struct work_struct *work)
 	mutex_lock(&conn->lock);
 	if (test_and_clear_bit(XIW_EV_ACCEPT, &conn->events))
 		xiw_conn_accept_tcp(conn);
-	if (test_and_clear_bit(XIW_EV_ABORT, &conn->events))
+	if (test_and_clear_bit(XIW_EV_ABORT, &conn->events)) {
+		ibdev_dbg(&conn->xdev->ibdev, "conn %p: abort\n", conn);
 		xiw_conn_close(conn, true);
+	}
 	if (test_and_clear_bit(XIW_EV_SHUTDOWN, &conn->events) &&
 	    conn->state == XIW_CONN_RTS && !conn->fin_sent) {
+		/* SQD: what was posted before goes out ahead of the FIN. */
+		xiw_tx_flush(conn->qp);
 		conn->fin_sent = true;
 		kernel_sock_shutdown(conn->sock, SHUT_WR);
 	}

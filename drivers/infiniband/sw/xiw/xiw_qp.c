@@ -800,14 +800,15 @@ out:
 }
 
 /*
- * From the CM, with the socket callbacks gone: stop both directions and
- * forget outstanding inbound Reads.
+ * From the CM, with the socket callbacks gone: stop both directions (with
+ * drain, after taking in what the peer sent before its FIN) and forget
+ * outstanding inbound Reads.
  */
-void xiw_qp_stop_wire(struct xiw_qp *qp)
+void xiw_qp_stop_wire(struct xiw_qp *qp, bool drain)
 {
 	struct xiw_wire *w = &qp->wire;
 
-	xiw_rx_stop(qp);
+	xiw_rx_stop(qp, drain);
 	xiw_tx_stop(qp);
 	spin_lock_bh(&w->lock);
 	while (w->irq_head != w->irq_tail) {
@@ -842,6 +843,8 @@ void xiw_qp_error(struct xiw_qp *qp, enum ib_event_type ev)
 	bool raise = false;
 
 	mutex_lock(&qp->state_lock);
+	ibdev_dbg(qp->ibqp.device, "qp %u: error in state %d\n",
+		  qp->ibqp.qp_num, qp->state);
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) {
 		xiw_qp_set_state(qp, IB_QPS_ERR);
 		raise = true;

@@ -476,6 +476,8 @@ static void xiw_rx_header(struct xiw_rx *rx)
 	rx->tgt = XIW_TGT_NONE;
 
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+		ibdev_dbg(qp->ibqp.device, "qp %u: FPDU in state %d\n",
+			  qp->ibqp.qp_num, qp->state);
 		rx->dead = true;
 		return;
 	}
@@ -834,6 +836,8 @@ sock_end:
 	if (rv == -EAGAIN)
 		return false;
 	/* EOF or socket error: the CM sees the TCP state change. */
+	ibdev_dbg(qp->ibqp.device, "qp %u: socket end %d\n", qp->ibqp.qp_num,
+		  rv);
 	rx->dead = true;
 	return false;
 }
@@ -871,7 +875,12 @@ void xiw_rx_start(struct xiw_qp *qp)
 	WRITE_ONCE(rx->started, true);
 }
 
-void xiw_rx_stop(struct xiw_qp *qp)
+/*
+ * Stop receiving. With drain (a graceful close: the peer's FIN follows
+ * its last FPDU in the stream) first take in whatever the socket still
+ * holds, so nothing the peer sent before closing is lost.
+ */
+void xiw_rx_stop(struct xiw_qp *qp, bool drain)
 {
 	struct xiw_rx *rx = qp->rx;
 
@@ -879,6 +888,8 @@ void xiw_rx_stop(struct xiw_qp *qp)
 		return;
 	WRITE_ONCE(rx->started, false);
 	cancel_work_sync(&rx->work);
+	while (drain && !rx->dead && xiw_rx_step(rx))
+		cond_resched();
 	xiw_rx_put_mr(rx);
 	/* A WQE taken from an SRQ belongs to this QP: flush it. */
 	if (rx->rq_active && qp->srq)

@@ -559,11 +559,20 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 
 	for (;;) {
 		spin_lock_bh(&qp->sq_lock);
-		if (qp->state != IB_QPS_RTS) {
+		/* SQD still sends what was posted before it. */
+		if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
 			spin_unlock_bh(&qp->sq_lock);
 			return -EAGAIN;
 		}
 		idx = qp->sq.cons;
+		/*
+		 * Every slot taken and not yet completed: the one at cons is
+		 * an earlier entry still in flight, not a new one.
+		 */
+		if (idx - qp->sq_comp >= qp->sq.num) {
+			spin_unlock_bh(&qp->sq_lock);
+			return -EAGAIN;
+		}
 		slot = xiw_ring_slot(&qp->sq, idx);
 		/* Acquire: pairs with the producer's release of the slot. */
 		if (!(smp_load_acquire(&slot->flags) & XIW_SLOT_VALID)) {
@@ -738,12 +747,22 @@ static int xiw_tx_next(struct xiw_qp *qp)
 	return xiw_tx_next_sqe(qp);
 }
 
+/* Is more work queued? A hint for MSG_MORE and for the doorbell race. */
 static bool xiw_tx_more(struct xiw_qp *qp)
 {
 	struct xiw_wire *w = &qp->wire;
-	struct xiw_sqe *slot = xiw_ring_slot(&qp->sq, READ_ONCE(qp->sq.cons));
+	u32 cons = READ_ONCE(qp->sq.cons);
+	struct xiw_sqe *slot = xiw_ring_slot(&qp->sq, cons);
 
-	return READ_ONCE(w->irq_head) != READ_ONCE(w->irq_tail) ||
+	u32 owed = READ_ONCE(w->irq_tail) - READ_ONCE(w->irq_head);
+
+	/* The Response being sent stays in the IRQ until it is out. */
+	if (qp->tx->msg.active && qp->tx->msg.fin == XIW_FIN_IRQ)
+		owed--;
+	if (owed)
+		return true;
+	/* A full ring's next slot is an entry in flight, not a new one. */
+	return cons - READ_ONCE(qp->sq_comp) < qp->sq.num &&
 	       (READ_ONCE(slot->flags) & XIW_SLOT_VALID);
 }
 
@@ -832,6 +851,13 @@ void xiw_tx_start(struct xiw_qp *qp)
 		tx->msn[i] = 1;		/* DDP-03 */
 	INIT_WORK(&tx->work, xiw_tx_work);
 	WRITE_ONCE(tx->started, true);
+}
+
+/* Let a pass over what is queued run to its end (before a FIN). */
+void xiw_tx_flush(struct xiw_qp *qp)
+{
+	xiw_tx_kick(qp);
+	flush_work(&qp->tx->work);
 }
 
 /* No socket callback can kick us any more; wait out a running pass. */
