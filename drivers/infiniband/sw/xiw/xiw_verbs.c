@@ -213,9 +213,10 @@ static const struct attribute_group xiw_dev_attr_group = {
 };
 
 /*
- * Kernel consumers (rdma_cm, ULPs) need poll_cq, req_notify_cq and
- * get_dma_mr too; without them the core offers xiw devices to uverbs
- * only, which is what we want until the connection manager exists.
+ * With poll_cq, req_notify_cq and get_dma_mr the core counts xiw as a
+ * kernel verbs provider and offers its devices to kernel clients
+ * (rdma_cm, ULPs) too; those also need the iw_* connection ops, which
+ * come with the connection manager.
  */
 const struct ib_device_ops xiw_dev_ops = {
 	.owner = THIS_MODULE,
@@ -223,6 +224,7 @@ const struct ib_device_ops xiw_dev_ops = {
 	.uverbs_abi_ver = XIW_ABI_VERSION,
 	.device_group = &xiw_dev_attr_group,
 
+	.alloc_mr = xiw_alloc_mr,
 	.alloc_pd = xiw_alloc_pd,
 	.alloc_ucontext = xiw_alloc_ucontext,
 	.create_cq = xiw_create_cq,
@@ -236,19 +238,24 @@ const struct ib_device_ops xiw_dev_ops = {
 	.destroy_qp = xiw_destroy_qp,
 	.destroy_srq = xiw_destroy_srq,
 	.disassociate_ucontext = xiw_disassociate_ucontext,
+	.get_dma_mr = xiw_get_dma_mr,
 	.get_port_immutable = xiw_get_port_immutable,
+	.map_mr_sg = xiw_map_mr_sg,
 	.mmap = xiw_mmap,
 	.mmap_free = xiw_mmap_free,
 	.modify_qp = xiw_modify_qp,
 	.modify_srq = xiw_modify_srq,
+	.poll_cq = xiw_poll_cq,
 	.post_recv = xiw_post_recv,
 	.post_send = xiw_post_send,
+	.post_srq_recv = xiw_post_srq_recv,
 	.query_device = xiw_query_device,
 	.query_gid = xiw_query_gid,
 	.query_port = xiw_query_port,
 	.query_qp = xiw_query_qp,
 	.query_srq = xiw_query_srq,
 	.reg_user_mr = xiw_reg_user_mr,
+	.req_notify_cq = xiw_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, xiw_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, xiw_pd, ibpd),
