@@ -478,6 +478,86 @@ TEST_F(obj, srq_life_cycle_and_limits)
 	EXPECT_EQ(EINVAL, errno);
 }
 
+/*
+ * The verbs only kernel consumers use are not user commands: a legacy
+ * SRQ post, CQ poll or CQ arm would work on the rings behind the
+ * provider's back. uverbs keeps them off (uverbs_cmd_mask); this guards
+ * that, and that the refused commands left the rings alone.
+ */
+TEST_F(obj, kernel_only_verbs_not_user_commands)
+{
+	struct ibv_srq_init_attr ia = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_srq_recv cmd;
+		struct ib_uverbs_recv_wr wr;
+	} post = {};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_poll_cq cmd;
+	} pollc = {};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_req_notify_cq cmd;
+	} arm = {};
+	struct {
+		struct ib_uverbs_poll_cq_resp hdr;
+		struct ib_uverbs_wc wc[1];
+	} polled = {};
+	struct ib_uverbs_post_srq_recv_resp resp = {};
+	struct ibv_recv_wr wr = {}, *bad;
+	struct ibv_qp *qp;
+	struct ibv_srq *srq;
+	struct ibv_wc wc;
+	int i;
+
+	srq = ibv_create_srq(self->pd, &ia);
+	ASSERT_NE(NULL, srq) TH_LOG("create_srq: %s", strerror(errno));
+	post.hdr.command = IB_USER_VERBS_CMD_POST_SRQ_RECV;
+	post.hdr.in_words = sizeof(post) / 4;
+	post.hdr.out_words = sizeof(resp) / 4;
+	post.cmd.response = (uintptr_t)&resp;
+	post.cmd.srq_handle = srq->handle;
+	post.cmd.wr_count = 1;
+	post.cmd.wqe_size = sizeof(post.wr);
+	post.wr.wr_id = 77;
+	EXPECT_EQ(-1, write(self->ctx->cmd_fd, &post, sizeof(post)));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	/* The SRQ ring is still empty: all of it can be posted. */
+	for (i = 0; i < 8; i++) {
+		wr.wr_id = i;
+		ASSERT_EQ(0, ibv_post_srq_recv(srq, &wr, &bad));
+	}
+	EXPECT_EQ(ENOMEM, ibv_post_srq_recv(srq, &wr, &bad));
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+
+	/* One flushed receive in the CQ, which a kernel poll would steal. */
+	qp = make_qp(self->pd, self->cq, NULL, 4, 4);
+	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, to_state(qp, IBV_QPS_INIT));
+	ASSERT_EQ(0, post_recv(qp, 1));
+	ASSERT_EQ(0, to_state(qp, IBV_QPS_ERR));
+
+	pollc.hdr.command = IB_USER_VERBS_CMD_POLL_CQ;
+	pollc.hdr.in_words = sizeof(pollc) / 4;
+	pollc.hdr.out_words = sizeof(polled) / 4;
+	pollc.cmd.response = (uintptr_t)&polled;
+	pollc.cmd.cq_handle = self->cq->handle;
+	pollc.cmd.ne = 1;
+	EXPECT_EQ(-1, write(self->ctx->cmd_fd, &pollc, sizeof(pollc)));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+
+	arm.hdr.command = IB_USER_VERBS_CMD_REQ_NOTIFY_CQ;
+	arm.hdr.in_words = sizeof(arm) / 4;
+	arm.cmd.cq_handle = self->cq->handle;
+	EXPECT_EQ(-1, write(self->ctx->cmd_fd, &arm, sizeof(arm)));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+
+	ASSERT_EQ(1, ibv_poll_cq(self->cq, 1, &wc));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
 TEST_F(obj, mr_registration)
 {
 	size_t len = 1 << 20;

@@ -379,10 +379,16 @@ int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
  * [addr, addr + len) lies inside a valid mr of pd and mr grants access
  * (IB_ACCESS_* bits; 0 for a local read), else -EINVAL for bounds,
  * -EACCES for rights or PD, -ENOENT for an invalidated STag.
- * xiw_mr_bvec: the range as page pieces, at most max of them; returns
- * how many, or -E2BIG. xiw_mr_invalidate: LOCAL_INV (remote false) or
- * Send with Invalidate (remote true) of stag in pd. xiw_mr_fastreg:
- * executes an XIW_WR_REG_MR work request.
+ * xiw_mr_bvec: the range as page pieces, at most max of them, none
+ * crossing a page; returns how many, or -E2BIG (also -EINVAL out of
+ * bounds, -ENOENT if invalidated meanwhile, -EFAULT for a DMA MR address
+ * that is no kernel memory). xiw_mr_invalidate: LOCAL_INV (remote false)
+ * or Send/Read with Invalidate (remote true) of stag in pd: -EINVAL if no
+ * MR has that STag, -EACCES for another PD or, remotely, a non-FRMR;
+ * invalidating an invalid STag succeeds. xiw_mr_fastreg: executes an
+ * XIW_WR_REG_MR work request: -EINVAL unless lkey is the FRMR's current
+ * lkey, stag keeps its index, the rights are sound and the MR is not
+ * valid; -EACCES for another PD.
  */
 struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag);
 void xiw_mr_put(struct xiw_mr *mr);

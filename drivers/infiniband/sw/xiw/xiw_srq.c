@@ -99,8 +99,9 @@ int xiw_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 /*
  * A kernel SRQ's entries are produced here, under the lock its
  * consumers take (IRQ-safe: consumers post from any context). A user
- * SRQ is posted to through its ring; work requests built by uverbs from
- * the legacy command would bypass it and are refused.
+ * SRQ is posted to through its ring only: uverbs does not offer the
+ * legacy command (not in uverbs_cmd_mask), and work requests reaching
+ * us for one anyway would bypass the ring, so they are refused.
  */
 int xiw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)

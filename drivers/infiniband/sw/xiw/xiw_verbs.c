@@ -213,9 +213,10 @@ static const struct attribute_group xiw_dev_attr_group = {
 };
 
 /*
- * Kernel consumers (rdma_cm, ULPs) need poll_cq, req_notify_cq and
- * get_dma_mr too; without them the core offers xiw devices to uverbs
- * only, which is what we want until the connection manager exists.
+ * With poll_cq, req_notify_cq and get_dma_mr the core counts xiw as a
+ * kernel verbs provider and offers its devices to kernel clients
+ * (rdma_cm, ULPs) too; those also need the iw_* connection ops, which
+ * come with the connection manager.
  */
 const struct ib_device_ops xiw_dev_ops = {
 	.owner = THIS_MODULE,
