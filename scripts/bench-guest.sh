@@ -10,8 +10,8 @@
 #   scripts/bench-guest.sh OUTDIR
 #
 # Environment: BENCH_RUNS (rounds, default 3), BENCH_DEVICES (default
-# "xiw siw"), BENCH_DURATION (seconds per bandwidth run, default 4),
-# BENCH_LAT_ITERS (iterations per latency run, default 2000),
+# "xiw siw"), BENCH_DURATION (seconds per bandwidth run, >= 3, default 4),
+# BENCH_LAT_ITERS (iterations per latency run, default 1000),
 # BENCH_TESTS (subset of test names, default all).
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +23,8 @@ out=${1:?usage: bench-guest.sh OUTDIR}
 runs=${BENCH_RUNS:-3}
 devices=${BENCH_DEVICES:-xiw siw}
 duration=${BENCH_DURATION:-4}
-lat_iters=${BENCH_LAT_ITERS:-2000}
+lat_iters=${BENCH_LAT_ITERS:-1000}
+[ "$duration" -ge 3 ] || { echo "bench: BENCH_DURATION must be >= 3" >&2; exit 2; }
 # A run whose clock calibration failed (see bench-report.py) is repeated
 # up to this many extra times; a run that fails otherwise is not.
 retries=2
@@ -128,10 +129,13 @@ record() {	# record ROUND DEVICE TEST METRIC UNIT VALUE STATUS ATTEMPTS LOG
 perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 	local round=$1 dev=$2 name=$3 prog=$4 metric=$5
 	shift 5
-	local unit=Gb/s limit args attempt base st value sp
+	local unit=Gb/s limit args window=() attempt base st value sp
 	[ "$metric" = lat ] && unit=usec
 	if [ "$metric" = bw ]; then
+		# perftest samples between its 1 s warm-up and 1 s cool-down
+		# margins; bench-report.py divides by that window itself.
 		args=(-D "$duration" -f 1 --report_gbits)
+		window=($((duration - 2)))
 		limit=$((duration + 40))
 	else
 		args=(-n "$lat_iters")
@@ -165,7 +169,7 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 			return
 		fi
 		if value=$(python3 "$report" perftest "$metric" "$base.client" \
-				2> "$base.parse"); then
+				"${window[@]}" 2> "$base.parse"); then
 			rm -f "$base.parse"
 			record "$round" "$dev" "$name" "$metric" "$unit" "$value" \
 				ok "$attempt" "${base##*/}"

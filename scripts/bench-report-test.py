@@ -63,6 +63,15 @@ class Perftest(unittest.TestCase):
         with self.assertRaises(br.Invalid):
             br.parse_perftest("bw", text)
 
+    def test_bw_from_window(self):
+        # 608 * 64 KiB in 2 s; perftest said 0.16.
+        self.assertAlmostEqual(br.parse_perftest("bw", BW_GBIT, 2.0),
+                               608 * 65536 * 8 / 2 / 1e9)
+
+    def test_bw_from_window_despite_bad_clock(self):
+        self.assertAlmostEqual(br.parse_perftest("bw", BAD_CLOCK, 3.0),
+                               1659 * 65536 * 8 / 3 / 1e9)
+
     def test_lat_typical(self):
         self.assertAlmostEqual(br.parse_perftest("lat", LAT), 269.62)
 

@@ -2,15 +2,24 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 """Parse perftest and iperf3 output and summarise make bench's results.
 
-  bench-report.py perftest bw|lat FILE   print the result in Gb/s or usec
-  bench-report.py iperf3 FILE            print iperf3's received Gb/s
-  bench-report.py table RESULTS.TSV      print the table of medians
+  bench-report.py perftest bw FILE [WINDOW]  print the bandwidth in Gb/s
+  bench-report.py perftest lat FILE          print the latency in usec
+  bench-report.py iperf3 FILE                print iperf3's received Gb/s
+  bench-report.py table RESULTS.TSV [DEVS]   print the table of medians
 
-The two parsers exit 0 and print a number for a valid result, or exit 1
-and print a reason on stderr: no result line, a zero/non-finite value, or
-perftest's own warning that it could not calibrate its clock (it then
-divides by a frequency of 0 and reports 0 Gb/s or an infinite latency; this
-happens under emulation, and the harness retries such a run).
+perftest converts its time stamps (TSC cycles) to seconds with a CPU
+frequency it estimates at start-up; under emulation that estimate is often
+off or fails outright ("Correlation coefficient r^2 < 0.9"), and perftest
+then reports 0 Gb/s or an infinite latency. For a duration run (-D D -f M)
+pass WINDOW = D - 2*M, the seconds perftest samples between its two
+SIGALRMs: the bandwidth is then #bytes * #iterations / WINDOW, from the
+wall clock, whatever the calibration did. Without WINDOW it is perftest's
+own "BW average". Latency has no such way out: a failed calibration makes
+the run invalid (the harness retries it).
+
+The parsers exit 0 and print a number for a valid result, or exit 1 and
+print a reason on stderr: no result line, a zero/non-finite value, or (for
+perftest's own figures) the calibration warning.
 
 "table" exits 1 if any run of the xiw device failed, else 0.
 """
@@ -40,11 +49,15 @@ def header_tokens(line):
     return line.split()
 
 
-def parse_perftest(kind, text):
-    """Gb/s (kind "bw") or typical latency in usec (kind "lat")."""
-    for warning in BAD_CLOCK:
-        if warning in text:
-            raise Invalid("perftest clock calibration failed: " + warning)
+def parse_perftest(kind, text, window=None):
+    """Gb/s (kind "bw") or typical latency in usec (kind "lat").
+
+    window: seconds a duration run sampled; the bandwidth is then computed
+    from #bytes and #iterations instead of taken from perftest."""
+    if window is None:
+        for warning in BAD_CLOCK:
+            if warning in text:
+                raise Invalid("perftest clock calibration failed: " + warning)
     lines = text.splitlines()
     for i, line in enumerate(lines):
         if not line.lstrip().startswith("#bytes"):
@@ -67,9 +80,13 @@ def parse_perftest(kind, text):
                 if len(fields) <= col:
                     raise Invalid("short result line: " + data.strip())
                 try:
-                    value = float(fields[col]) * scale
+                    if window is not None:
+                        value = (float(fields[0]) * float(fields[1]) * 8 /
+                                 window / 1e9)
+                    else:
+                        value = float(fields[col]) * scale
                 except ValueError:
-                    raise Invalid("bad number: " + fields[col]) from None
+                    raise Invalid("bad number in: " + data.strip()) from None
                 if not math.isfinite(value) or value <= 0:
                     raise Invalid("result is %s" % fields[col])
                 return value
@@ -204,9 +221,13 @@ def table(path, devices=None):
 
 def main(argv):
     try:
-        if len(argv) == 4 and argv[1] == "perftest" and argv[2] in ("bw", "lat"):
+        if (len(argv) in (4, 5) and argv[1] == "perftest" and
+                argv[2] in ("bw", "lat")):
+            window = float(argv[4]) if len(argv) == 5 else None
+            if window is not None and (argv[2] != "bw" or window <= 0):
+                raise Invalid("WINDOW is for bandwidth, in seconds > 0")
             with open(argv[3], encoding="utf-8", errors="replace") as f:
-                print("%.6g" % parse_perftest(argv[2], f.read()))
+                print("%.6g" % parse_perftest(argv[2], f.read(), window))
             return 0
         if len(argv) == 3 and argv[1] == "iperf3":
             with open(argv[2], encoding="utf-8", errors="replace") as f:
