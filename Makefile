@@ -4,6 +4,7 @@
 #   make install  install them into this machine (root)
 #   make check    set-up, build, lint, host tests, VM selftests
 #   make run      set-up, build, boot a VM and show xiw0 at work
+#   make bench    set-up, build, perftest xiw vs siw vs TCP in a VM
 #
 # KDIR (kernel build tree) and KREL (its release) can be overridden; by
 # default they are the newest installed Debian kernel with headers.
@@ -22,7 +23,7 @@ SELFTEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-isystem $(KSRC)/tools/testing/selftests -Iinclude/uapi
 SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
 
-.PHONY: all module provider selftests install check run clean setup
+.PHONY: all module provider selftests install check run bench clean setup
 
 all: module provider selftests
 
@@ -52,6 +53,9 @@ check:
 
 run:
 	scripts/run.sh
+
+bench:
+	scripts/bench.sh
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

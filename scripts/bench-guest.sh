@@ -1,0 +1,223 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Runs inside the test VM for make bench (scripts/bench.sh): sets up xiw0 on
+# dummy netdev d0 (10.99.0.1) and siw0 on d1 (10.99.1.1), then runs perftest
+# server and client in this guest on each device, and iperf3 over d0, a few
+# rounds, xiw and siw interleaved. Raw outputs and results.tsv go to OUTDIR
+# (a directory the host can read: the VM's shared output directory).
+#
+#   scripts/bench-guest.sh OUTDIR
+#
+# Environment: BENCH_RUNS (rounds, default 3), BENCH_DEVICES (default
+# "xiw siw"), BENCH_DURATION (seconds per bandwidth run, >= 3, default 4),
+# BENCH_LAT_ITERS (iterations per latency run, default 1000),
+# BENCH_TESTS (subset of test names, default all).
+set -u
+repo=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${XIW_IN_VM:-}" ]; then
+	echo "bench-guest.sh: runs inside the test VM; use make bench" >&2
+	exit 2
+fi
+out=${1:?usage: bench-guest.sh OUTDIR}
+runs=${BENCH_RUNS:-3}
+devices=${BENCH_DEVICES:-xiw siw}
+duration=${BENCH_DURATION:-4}
+lat_iters=${BENCH_LAT_ITERS:-1000}
+[ "$duration" -ge 3 ] || { echo "bench: BENCH_DURATION must be >= 3" >&2; exit 2; }
+# A run whose clock calibration failed (see bench-report.py) is repeated
+# up to this many extra times; a run that fails otherwise is not.
+retries=2
+report=$repo/scripts/bench-report.py
+raw=$out/raw
+mkdir -p "$raw"
+tsv=$out/results.tsv
+printf 'round\tdevice\ttest\tmetric\tunit\tvalue\tstatus\tattempts\tseconds\tlog\n' > "$tsv"
+
+# name  program  metric  extra perftest arguments
+TESTS=(
+	"ib_write_bw_64k ib_write_bw bw -s 65536"
+	"ib_write_bw_4k  ib_write_bw bw -s 4096"
+	"ib_read_bw_64k  ib_read_bw  bw -s 65536"
+	"ib_read_bw_4k   ib_read_bw  bw -s 4096"
+	"ib_send_bw_64k  ib_send_bw  bw -s 65536"
+	"ib_send_bw_4k   ib_send_bw  bw -s 4096"
+	"ib_write_lat    ib_write_lat lat -s 64"
+	"ib_send_lat     ib_send_lat  lat -s 64"
+	"ib_read_lat     ib_read_lat  lat -s 64"
+)
+selected() {	# selected NAME: is NAME in BENCH_TESTS (or is that unset)?
+	[ -z "${BENCH_TESTS:-}" ] && return 0
+	case " $BENCH_TESTS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+declare -A rdev addr ready
+addr[xiw]=10.99.0.1
+addr[siw]=10.99.1.1
+rdev[xiw]=xiw0
+rdev[siw]=siw0
+
+log() { echo "bench: $*"; }
+
+setup() {
+	local i
+	modprobe -a ib_core ib_uverbs iw_cm rdma_ucm libcrc32c dummy ||
+		{ log "base modules failed"; return 1; }
+	for i in 0 1; do
+		if ! { ip link add d$i type dummy &&
+		       ip addr add 10.99.$i.1/24 dev d$i &&
+		       ip link set d$i up; }; then
+			log "netdev d$i failed"
+			return 1
+		fi
+	done
+	for dev in $devices; do
+		ready[$dev]=0
+		case $dev in
+		xiw)
+			"$repo/scripts/install.sh" --prepared "$repo/build/vm/modroot" &&
+			rdma link add xiw0 type xiw netdev d0 && ready[xiw]=1 ;;
+		siw)
+			insmod "$repo/build/siw/siw.ko" &&
+			rdma link add siw0 type siw netdev d1 && ready[siw]=1 ;;
+		*) log "unknown device $dev (known: xiw siw)" ;;
+		esac
+		[ "${ready[$dev]}" = 1 ] || log "setting up $dev failed: its runs fail"
+	done
+	rdma link show
+	ibv_devices
+}
+
+# Wait until something listens on TCP PORT (the iWARP listener of an
+# rdma_cm server is a kernel TCP socket), or PID exits, or ~5 s pass.
+wait_listen() {	# wait_listen PORT PID
+	local i
+	for i in $(seq 50); do
+		kill -0 "$2" 2>/dev/null || return 1
+		[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ] && return 0
+		sleep 0.1
+	done
+	return 0
+}
+
+# Stop a server we started (a timeout(1) wrapper): TERM, then KILL its
+# child and itself if it lingers, then reap it.
+stop_server() {	# stop_server PID
+	local i
+	kill -TERM "$1" 2>/dev/null
+	for i in $(seq 30); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		pkill -KILL -P "$1" 2>/dev/null
+		kill -KILL "$1" 2>/dev/null
+	fi
+	wait "$1" 2>/dev/null
+}
+
+# One line of results.tsv; "seconds" is the wall time since run_start.
+record() {	# record ROUND DEVICE TEST METRIC UNIT VALUE STATUS ATTEMPTS LOG
+	local IFS=$'\t'
+	set -- "${@:1:8}" $((SECONDS - run_start)) "$9"
+	echo "$*" >> "$tsv"
+	log "$*"
+}
+
+# One perftest measurement: server and client on DEVICE in this guest.
+perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
+	local round=$1 dev=$2 name=$3 prog=$4 metric=$5
+	shift 5
+	local unit=Gb/s limit args window=() attempt base st value sp
+	[ "$metric" = lat ] && unit=usec
+	if [ "$metric" = bw ]; then
+		# perftest samples between its 1 s warm-up and 1 s cool-down
+		# margins; bench-report.py divides by that window itself.
+		args=(-D "$duration" -f 1 --report_gbits)
+		window=($((duration - 2)))
+		limit=$((duration + 40))
+	else
+		args=(-n "$lat_iters")
+		limit=60
+	fi
+	args+=(-d "${rdev[$dev]}" -R -F "$@")
+	run_start=$SECONDS
+	for attempt in $(seq $((retries + 1))); do
+		base=$raw/$dev-$name-r$round-a$attempt
+		if [ "${ready[$dev]:-0}" != 1 ]; then
+			echo "device not set up" > "$base.client"
+			record "$round" "$dev" "$name" "$metric" "$unit" fail \
+				"fail(setup)" "$attempt" "${base##*/}"
+			return
+		fi
+		timeout -k 5 "$limit" "$prog" "${args[@]}" > "$base.server" 2>&1 &
+		sp=$!
+		wait_listen 18515 "$sp"
+		timeout -k 5 "$limit" "$prog" "${args[@]}" "${addr[$dev]}" \
+			> "$base.client" 2>&1
+		st=$?
+		stop_server "$sp"
+		if [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
+			record "$round" "$dev" "$name" "$metric" "$unit" fail \
+				timeout "$attempt" "${base##*/}"
+			return
+		fi
+		if [ "$st" -ne 0 ]; then
+			record "$round" "$dev" "$name" "$metric" "$unit" fail \
+				"fail(rc=$st)" "$attempt" "${base##*/}"
+			return
+		fi
+		if value=$(python3 "$report" perftest "$metric" "$base.client" \
+				"${window[@]}" 2> "$base.parse"); then
+			rm -f "$base.parse"
+			record "$round" "$dev" "$name" "$metric" "$unit" "$value" \
+				ok "$attempt" "${base##*/}"
+			return
+		fi
+		log "$dev $name round $round attempt $attempt: $(cat "$base.parse")"
+	done
+	record "$round" "$dev" "$name" "$metric" "$unit" fail invalid \
+		"$attempt" "${base##*/}"
+}
+
+# TCP baseline over d0, the path xiw's connections take.
+iperf3_run() {	# iperf3_run ROUND
+	local round=$1 base=$raw/tcp-r$1 sp st value
+	run_start=$SECONDS
+	timeout -k 5 60 iperf3 -s -1 -B 10.99.0.1 > "$base.server" 2>&1 &
+	sp=$!
+	wait_listen 5201 "$sp"
+	timeout -k 5 60 iperf3 -c 10.99.0.1 -t "$duration" -O 1 -J \
+		> "$base.client" 2>&1
+	st=$?
+	stop_server "$sp"
+	if [ "$st" -ne 0 ]; then
+		record "$round" tcp tcp bw Gb/s fail "fail(rc=$st)" 1 "${base##*/}"
+	elif value=$(python3 "$report" iperf3 "$base.client" 2> "$base.parse"); then
+		rm -f "$base.parse"
+		record "$round" tcp tcp bw Gb/s "$value" ok 1 "${base##*/}"
+	else
+		record "$round" tcp tcp bw Gb/s fail invalid 1 "${base##*/}"
+	fi
+}
+
+setup || exit 1
+start=$(date +%s)
+for round in $(seq "$runs"); do
+	# Alternate which device goes first, so that neither always runs
+	# right after the other's (or iperf3's) run.
+	order=$devices
+	[ $((round % 2)) -eq 0 ] && order=$(echo "$devices" | tr ' ' '\n' | tac | tr '\n' ' ')
+	for t in "${TESTS[@]}"; do
+		# shellcheck disable=SC2086
+		set -- $t
+		selected "$1" || continue
+		for dev in $order; do
+			perftest_run "$round" "$dev" "$@"
+		done
+	done
+	selected tcp && iperf3_run "$round"
+done
+log "measured in $(( $(date +%s) - start )) s"
+exit 0

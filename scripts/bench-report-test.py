@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+"""Tests for bench-report.py: python3 scripts/bench-report-test.py"""
+import importlib.util
+import os
+import tempfile
+import unittest
+
+here = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location(
+    "bench_report", os.path.join(here, "bench-report.py"))
+br = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(br)
+
+SEP = "-" * 87
+# Result blocks as perftest 4.5 (Debian 12) prints them.
+BW_GBIT = f"""{SEP}
+                    RDMA_Write BW Test
+ Device         : siw0
+{SEP}
+ #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+ 65536      608              0.00               0.16   \t\t   0.000304
+{SEP}
+"""
+BW_MIB = f"""{SEP}
+ #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+ 65536      1000             0.00               100.00 \t\t   0.001600
+{SEP}
+"""
+BAD_CLOCK = "Correlation coefficient r^2: 0.670526 < 0.9\n" + f"""{SEP}
+ #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+ 65536      1659           0.000000            0.000000            0.000000
+{SEP}
+"""
+LAT = f"""{SEP}
+ #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    \
+t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] 
+ 64      2000          164.19         17294.68      269.62   \t       \
+1180.25     \t2276.25\t\t9424.52 \t\t16198.03
+{SEP}
+"""
+LAT_INF = LAT.replace("269.62", "inf")
+CM_FAIL = """Received 10 times ADDR_ERROR
+ Unable to perform rdma_client function
+ Unable to init the socket connection
+"""
+
+
+class Perftest(unittest.TestCase):
+    def test_bw_gbits(self):
+        self.assertAlmostEqual(br.parse_perftest("bw", BW_GBIT), 0.16)
+
+    def test_bw_mib_converted(self):
+        self.assertAlmostEqual(br.parse_perftest("bw", BW_MIB),
+                               100 * 1048576 * 8 / 1e9)
+
+    def test_bad_clock_is_invalid(self):
+        with self.assertRaises(br.Invalid):
+            br.parse_perftest("bw", BAD_CLOCK)
+
+    def test_zero_is_invalid(self):
+        text = BAD_CLOCK.split("\n", 1)[1]
+        with self.assertRaises(br.Invalid):
+            br.parse_perftest("bw", text)
+
+    def test_bw_from_window(self):
+        # 608 * 64 KiB in 2 s; perftest said 0.16.
+        self.assertAlmostEqual(br.parse_perftest("bw", BW_GBIT, 2.0),
+                               608 * 65536 * 8 / 2 / 1e9)
+
+    def test_bw_from_window_despite_bad_clock(self):
+        self.assertAlmostEqual(br.parse_perftest("bw", BAD_CLOCK, 3.0),
+                               1659 * 65536 * 8 / 3 / 1e9)
+
+    def test_lat_typical(self):
+        self.assertAlmostEqual(br.parse_perftest("lat", LAT), 269.62)
+
+    def test_lat_inf_is_invalid(self):
+        with self.assertRaises(br.Invalid):
+            br.parse_perftest("lat", LAT_INF)
+
+    def test_no_result(self):
+        for kind in ("bw", "lat"):
+            with self.assertRaises(br.Invalid):
+                br.parse_perftest(kind, CM_FAIL)
+
+    def test_wrong_kind(self):
+        with self.assertRaises(br.Invalid):
+            br.parse_perftest("lat", BW_GBIT)
+
+
+class Iperf3(unittest.TestCase):
+    def test_received(self):
+        text = '{"end": {"sum_received": {"bits_per_second": 680000000.0}}}'
+        self.assertAlmostEqual(br.parse_iperf3(text), 0.68)
+
+    def test_error(self):
+        with self.assertRaises(br.Invalid):
+            br.parse_iperf3('{"error": "unable to connect"}')
+        with self.assertRaises(br.Invalid):
+            br.parse_iperf3("iperf3: error")
+
+
+HEAD = "round\tdevice\ttest\tmetric\tunit\tvalue\tstatus\tattempts\tseconds\tlog\n"
+
+
+def tsv(rows):
+    f = tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False)
+    f.write(HEAD)
+    for r in rows:
+        f.write("\t".join(str(x) for x in r) + "\n")
+    f.close()
+    return f.name
+
+
+def row(rnd, dev, test, value, metric="bw"):
+    unit = "Gb/s" if metric == "bw" else "usec"
+    status = "ok" if value != "fail" else "fail(rc=1)"
+    return (rnd, dev, test, metric, unit, value, status, 1, 5, "x")
+
+
+class Table(unittest.TestCase):
+    def cells(self, lines, test):
+        for line in lines:
+            if line.startswith(test + " ") or line == test:
+                return line.split()
+        self.fail("no row " + test)
+
+    def test_medians_and_ratios(self):
+        rows = []
+        for r, (x, s, t) in enumerate([(0.2, 0.4, 1.0), (0.3, 0.5, 2.0),
+                                       (0.1, 0.9, 3.0)], 1):
+            rows += [row(r, "xiw", "w", x), row(r, "siw", "w", s),
+                     row(r, "xiw", "l", 10 * r, "lat"),
+                     row(r, "siw", "l", 40, "lat"), row(r, "tcp", "tcp", t)]
+        path = tsv(rows)
+        lines, xiw_failed = br.table(path, ["xiw", "siw"])
+        os.unlink(path)
+        self.assertFalse(xiw_failed)
+        # test unit xiw siw xiw/siw xiw/TCP siw/TCP
+        self.assertEqual(self.cells(lines, "w"),
+                         ["w", "Gb/s", "0.2", "0.5", "0.4", "0.1", "0.25"])
+        self.assertEqual(self.cells(lines, "l"),
+                         ["l", "usec", "20.0", "40.0", "0.5", "-", "-"])
+        self.assertEqual(self.cells(lines, "tcp")[-1], "2.00")
+
+    def test_any_failed_run_is_fail(self):
+        rows = [row(1, "xiw", "w", 0.2), row(2, "xiw", "w", "fail"),
+                row(3, "xiw", "w", 0.3), row(1, "siw", "w", 0.4),
+                row(1, "tcp", "tcp", "fail")]
+        path = tsv(rows)
+        lines, xiw_failed = br.table(path, ["xiw", "siw"])
+        os.unlink(path)
+        self.assertTrue(xiw_failed)
+        self.assertEqual(self.cells(lines, "w"),
+                         ["w", "Gb/s", "fail", "0.4", "-", "-", "-"])
+        self.assertIn("fail", self.cells(lines, "tcp"))
+        self.assertIn("note: xiw w: 1 of 3 runs failed", lines)
+
+    def test_siw_only(self):
+        path = tsv([row(1, "siw", "w", 0.4), row(1, "tcp", "tcp", 0.8)])
+        lines, xiw_failed = br.table(path, ["siw"])
+        os.unlink(path)
+        self.assertFalse(xiw_failed)
+        self.assertEqual(self.cells(lines, "w"), ["w", "Gb/s", "0.4", "0.5"])
+
+    def test_siw_failure_does_not_fail_the_run(self):
+        path = tsv([row(1, "xiw", "w", 0.4), row(1, "siw", "w", "fail")])
+        _, xiw_failed = br.table(path, ["xiw", "siw"])
+        os.unlink(path)
+        self.assertFalse(xiw_failed)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+"""Parse perftest and iperf3 output and summarise make bench's results.
+
+  bench-report.py perftest bw FILE [WINDOW]  print the bandwidth in Gb/s
+  bench-report.py perftest lat FILE          print the latency in usec
+  bench-report.py iperf3 FILE                print iperf3's received Gb/s
+  bench-report.py table RESULTS.TSV [DEVS]   print the table of medians
+
+perftest converts its time stamps (TSC cycles) to seconds with a CPU
+frequency it estimates at start-up; under emulation that estimate is often
+off or fails outright ("Correlation coefficient r^2 < 0.9"), and perftest
+then reports 0 Gb/s or an infinite latency. For a duration run (-D D -f M)
+pass WINDOW = D - 2*M, the seconds perftest samples between its two
+SIGALRMs: the bandwidth is then #bytes * #iterations / WINDOW, from the
+wall clock, whatever the calibration did. Without WINDOW it is perftest's
+own "BW average". Latency has no such way out: a failed calibration makes
+the run invalid (the harness retries it).
+
+The parsers exit 0 and print a number for a valid result, or exit 1 and
+print a reason on stderr: no result line, a zero/non-finite value, or (for
+perftest's own figures) the calibration warning.
+
+"table" exits 1 if any run of the xiw device failed, else 0.
+"""
+import json
+import math
+import re
+import statistics
+import sys
+
+# perftest prints "MB/sec" meaning MiB/s.
+MIB_PER_S_IN_GBIT = 1024 * 1024 * 8 / 1e9
+# Header names that contain a single space; joined so that the header
+# splits on white space into one token per column.
+JOINED = (("BW peak", "BW_peak"), ("BW average", "BW_average"),
+          ("99% percentile", "99%_percentile"),
+          ("99.9% percentile", "99.9%_percentile"))
+BAD_CLOCK = ("Correlation coefficient", "Conflicting CPU frequency")
+
+
+class Invalid(Exception):
+    """The output holds no trustworthy result."""
+
+
+def header_tokens(line):
+    for spaced, joined in JOINED:
+        line = line.replace(spaced, joined)
+    return line.split()
+
+
+def parse_perftest(kind, text, window=None):
+    """Gb/s (kind "bw") or typical latency in usec (kind "lat").
+
+    window: seconds a duration run sampled; the bandwidth is then computed
+    from #bytes and #iterations instead of taken from perftest."""
+    if window is None:
+        for warning in BAD_CLOCK:
+            if warning in text:
+                raise Invalid("perftest clock calibration failed: " + warning)
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.lstrip().startswith("#bytes"):
+            continue
+        cols = header_tokens(line)
+        if kind == "bw":
+            wanted = (("BW_average[Gb/sec]", 1.0),
+                      ("BW_average[MB/sec]", MIB_PER_S_IN_GBIT))
+        else:
+            wanted = (("t_typical[usec]", 1.0), ("t_avg[usec]", 1.0))
+        for name, scale in wanted:
+            if name in cols:
+                col = cols.index(name)
+                break
+        else:
+            continue
+        for data in lines[i + 1:]:
+            fields = data.split()
+            if fields and re.fullmatch(r"\d+", fields[0]):
+                if len(fields) <= col:
+                    raise Invalid("short result line: " + data.strip())
+                try:
+                    if window is not None:
+                        value = (float(fields[0]) * float(fields[1]) * 8 /
+                                 window / 1e9)
+                    else:
+                        value = float(fields[col]) * scale
+                except ValueError:
+                    raise Invalid("bad number in: " + data.strip()) from None
+                if not math.isfinite(value) or value <= 0:
+                    raise Invalid("result is %s" % fields[col])
+                return value
+            if data.startswith("---"):
+                break
+    raise Invalid("no perftest result line")
+
+
+def parse_iperf3(text):
+    """Received throughput in Gb/s from iperf3 -J output."""
+    try:
+        doc = json.loads(text)
+        bps = doc["end"]["sum_received"]["bits_per_second"]
+    except (ValueError, KeyError, TypeError):
+        raise Invalid("no iperf3 result") from None
+    if not math.isfinite(bps) or bps <= 0:
+        raise Invalid("iperf3 result is %s" % bps)
+    return bps / 1e9
+
+
+def fmt(value):
+    if value is None:
+        return "-"
+    if value >= 100:
+        return "%.0f" % value
+    if value >= 10:
+        return "%.1f" % value
+    return "%.3g" % value if value < 1 else "%.2f" % value
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def read_results(path):
+    """Rows of results.tsv as dicts, in file order."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        header = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            if line.strip():
+                rows.append(dict(zip(header, line.rstrip("\n").split("\t"))))
+    return rows
+
+
+def table(path, devices=None):
+    """The summary table as a list of lines, and whether xiw failed."""
+    rows = read_results(path)
+    tests, units, runs = [], {}, {}
+    seen_devices = []
+    for r in rows:
+        key = (r["test"], r["device"])
+        if r["test"] not in tests:
+            tests.append(r["test"])
+        units[r["test"]] = (r["metric"], r["unit"])
+        runs.setdefault(key, []).append(r)
+        if r["device"] != "tcp" and r["device"] not in seen_devices:
+            seen_devices.append(r["device"])
+    devices = devices or seen_devices
+
+    def median(test, dev):
+        """(median or None, failed runs, runs)."""
+        rs = runs.get((test, dev), [])
+        ok = [float(r["value"]) for r in rs if r["status"] == "ok"]
+        failed = len(rs) - len(ok)
+        if not rs or failed:
+            return None, failed, len(rs)
+        return statistics.median(ok), 0, len(rs)
+
+    tcp, _, _ = median("tcp", "tcp")
+    head = ["test", "unit"] + ["%s" % d for d in devices]
+    pair = "xiw" in devices and "siw" in devices
+    if pair:
+        head.append("xiw/siw")
+    head += ["%s/TCP" % d for d in devices]
+    body, notes = [], []
+    xiw_failed = False
+    for test in tests:
+        if test == "tcp":
+            continue
+        metric, unit = units[test]
+        meds = {}
+        cells = [test, unit]
+        for d in devices:
+            m, failed, n = median(test, d)
+            meds[d] = m
+            if failed or n == 0:
+                cells.append("fail")
+                notes.append("%s %s: %s" % (
+                    d, test, "no run" if n == 0 else
+                    "%d of %d runs failed" % (failed, n)))
+                if d == "xiw":
+                    xiw_failed = True
+            else:
+                cells.append(fmt(m))
+        if pair:
+            cells.append(fmt(ratio(meds["xiw"], meds["siw"])))
+        for d in devices:
+            cells.append(fmt(ratio(meds[d], tcp)) if metric == "bw" else "-")
+        body.append(cells)
+    if "tcp" in tests:
+        m, failed, n = median("tcp", "tcp")
+        cells = ["tcp (iperf3)", "Gb/s", "fail" if failed or not n else fmt(m)]
+        if failed or not n:
+            notes.append("tcp: %s" % ("no run" if not n else
+                                      "%d of %d runs failed" % (failed, n)))
+        cells += [""] * (len(head) - len(cells))
+        body.append(cells)
+
+    nruns = max((len(v) for v in runs.values()), default=0)
+    out = ["make bench: medians of %d run(s) each, same guest, TCG" % nruns,
+           "bandwidth (*_bw, tcp) in Gb/s, higher is better: a ratio > 1"
+           " means the first device is faster;",
+           "latency (*_lat) in usec, lower is better: xiw/siw < 1 means xiw"
+           " is faster (the /TCP columns apply to bandwidth only).",
+           "fail: at least one run failed or timed out (never a number).",
+           ""]
+    widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
+    line = lambda cells: "  ".join(  # noqa: E731
+        str(c).ljust(w) if i == 0 else str(c).rjust(w)
+        for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    out.append(line(head))
+    out.append(line(["-" * w for w in widths]))
+    out += [line(c) for c in body]
+    if notes:
+        out.append("")
+        out += ["note: " + n for n in notes]
+    return out, xiw_failed
+
+
+def main(argv):
+    try:
+        if (len(argv) in (4, 5) and argv[1] == "perftest" and
+                argv[2] in ("bw", "lat")):
+            window = float(argv[4]) if len(argv) == 5 else None
+            if window is not None and (argv[2] != "bw" or window <= 0):
+                raise Invalid("WINDOW is for bandwidth, in seconds > 0")
+            with open(argv[3], encoding="utf-8", errors="replace") as f:
+                print("%.6g" % parse_perftest(argv[2], f.read(), window))
+            return 0
+        if len(argv) == 3 and argv[1] == "iperf3":
+            with open(argv[2], encoding="utf-8", errors="replace") as f:
+                print("%.6g" % parse_iperf3(f.read()))
+            return 0
+    except (Invalid, OSError) as e:
+        print(e, file=sys.stderr)
+        return 1
+    if len(argv) in (3, 4) and argv[1] == "table":
+        devices = argv[3].split() if len(argv) == 4 else None
+        lines, xiw_failed = table(argv[2], devices)
+        print("\n".join(lines))
+        return 1 if xiw_failed else 0
+    print(__doc__.strip(), file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# make bench: set up, build xiw and the siw reference, boot one VM and run
+# perftest on xiw0 and siw0 side by side plus an iperf3 TCP baseline
+# (scripts/bench-guest.sh), then print the table of medians
+# (scripts/bench-report.py). Results land in build/bench/:
+#   results.tsv  one line per run       table.txt  the table printed here
+#   raw/         every client's and server's output
+# Knobs (environment): BENCH_RUNS (default 3), BENCH_DEVICES (default
+# "xiw siw"), BENCH_DURATION, BENCH_LAT_ITERS, BENCH_TESTS; see
+# Documentation/performance.rst.
+#
+# Exit status: non-zero if any xiw run failed or the VM run itself failed
+# (timeout, panic, kernel warning); the table is printed either way.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+export BENCH_RUNS=${BENCH_RUNS:-3}
+export BENCH_DEVICES=${BENCH_DEVICES:-xiw siw}
+t0=$(date +%s)
+echo "== set-up (scripts/setup.sh)"
+ksrc=$(scripts/setup.sh | tail -n 1)
+krel=$(scripts/kernel-release.sh)
+echo "== build"
+make -s KSRC="$ksrc" KREL="$krel" all
+scripts/vm-modules.sh "$krel" build/vm/modroot
+scripts/siw-build.sh "$krel"
+
+out=build/bench
+rm -rf "$out"
+mkdir -p "$out"
+echo "== boot $krel under QEMU: $BENCH_RUNS round(s) on: $BENCH_DEVICES, tcp"
+# vm-run.sh shares build/vm/bench with the guest as /mnt/xiw-out.
+vm_rc=0
+scripts/vm-run.sh -n bench -t "${BENCH_VM_TIMEOUT:-1500}" -- \
+	env BENCH_RUNS="$BENCH_RUNS" BENCH_DEVICES="$BENCH_DEVICES" \
+	${BENCH_DURATION:+BENCH_DURATION="$BENCH_DURATION"} \
+	${BENCH_LAT_ITERS:+BENCH_LAT_ITERS="$BENCH_LAT_ITERS"} \
+	${BENCH_TESTS:+BENCH_TESTS="$BENCH_TESTS"} \
+	scripts/bench-guest.sh /mnt/xiw-out/bench || vm_rc=$?
+if [ -d build/vm/bench/bench ]; then
+	cp -r build/vm/bench/bench/. "$out"/
+fi
+if [ "$vm_rc" -ne 0 ]; then
+	echo "bench: VM run failed (vm-run.sh exit $vm_rc; logs in build/vm/bench)" >&2
+	tail -n 20 build/vm/bench/output.log >&2 || true
+fi
+echo "== results (raw: $out/results.tsv, $out/raw/)"
+report_rc=0
+if [ -s "$out/results.tsv" ]; then
+	python3 scripts/bench-report.py table "$out/results.tsv" "$BENCH_DEVICES" \
+		> "$out/table.txt" || report_rc=$?
+	cat "$out/table.txt"
+else
+	echo "bench: no results" | tee "$out/table.txt"
+	report_rc=1
+fi
+echo "== make bench took $(( $(date +%s) - t0 )) s"
+[ "$vm_rc" -eq 0 ] && [ "$report_rc" -eq 0 ]
