@@ -47,7 +47,8 @@ TEST_F(module, unload_removes_devices)
 	EXPECT_EQ(0, sh("ip link del xm0 && ip link del xm1"));
 }
 
-TEST_F(module, unload_races_netdev_removal)
+/* Slow under emulation: each round loads and unloads the module. */
+TEST_F_TIMEOUT(module, unload_races_netdev_removal, 180)
 {
 	int i;
 
@@ -69,7 +70,7 @@ TEST_F(module, unload_races_netdev_removal)
  * no device may outlive the netdev (newlink's publish check, or the
  * notifier, removes it) and the netdev's removal must not hang.
  */
-TEST_F(module, link_add_races_netdev_removal)
+TEST_F_TIMEOUT(module, link_add_races_netdev_removal, 180)
 {
 	int i;
 

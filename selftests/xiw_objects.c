@@ -217,10 +217,18 @@ TEST_F(obj, qp_state_machine)
 	EXPECT_EQ(EINVAL, to_state(qp, IBV_QPS_SQD));
 	EXPECT_EQ(IBV_QPS_RTR, qp_state(qp));
 
-	/* An attribute iWARP has no use for; RTR -> RTR is no transition. */
+	/*
+	 * An attribute iWARP has no use for is refused. A modify without a
+	 * state only changes attributes (rdma_cm does this in RTR), within
+	 * the limits.
+	 */
 	a.path_mtu = IBV_MTU_1024;
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_PATH_MTU));
+	a.max_rd_atomic = 33;
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_MAX_QP_RD_ATOMIC));
+	a.max_rd_atomic = 8;
+	EXPECT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_MAX_QP_RD_ATOMIC));
+	EXPECT_EQ(IBV_QPS_RTR, qp_state(qp));
 	a.cur_qp_state = IBV_QPS_INIT;
 	a.qp_state = IBV_QPS_ERR;
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE));

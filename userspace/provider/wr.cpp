@@ -26,16 +26,19 @@ struct SendOpcode {
 	bool may_inline;
 	bool remote; /* rkey and raddr from wr.rdma */
 	bool invalidates; /* ex is the STag to invalidate */
+	bool immediate; /* ex is the immediate data (RFC 7306) */
 };
 
 constexpr std::array kSendOpcodes{
-	SendOpcode{IBV_WR_SEND, IB_UVERBS_WR_SEND, true, false, false},
+	SendOpcode{IBV_WR_SEND, IB_UVERBS_WR_SEND, true, false, false, false},
 	SendOpcode{IBV_WR_SEND_WITH_INV, IB_UVERBS_WR_SEND_WITH_INV, false,
-		   false, true},
+		   false, true, false},
 	SendOpcode{IBV_WR_RDMA_WRITE, IB_UVERBS_WR_RDMA_WRITE, true, true,
-		   false},
+		   false, false},
+	SendOpcode{IBV_WR_RDMA_WRITE_WITH_IMM,
+		   IB_UVERBS_WR_RDMA_WRITE_WITH_IMM, true, true, false, true},
 	SendOpcode{IBV_WR_RDMA_READ, IB_UVERBS_WR_RDMA_READ, false, true,
-		   false},
+		   false, false},
 };
 
 /* The verbs' numbering and the kernel's agree; xiw relies on neither. */
@@ -157,6 +160,10 @@ int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
 	// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access)
 	if (op->invalidates) {
 		sqe.ex = wr.invalidate_rkey;
+	}
+	if (op->immediate) {
+		/* As posted, in network byte order: the peer sees the same. */
+		sqe.ex = wr.imm_data;
 	}
 	if (op->remote) {
 		sqe.rkey = wr.wr.rdma.rkey;

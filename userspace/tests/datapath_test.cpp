@@ -250,8 +250,7 @@ TEST_F(DataPath, PostSendRefusesWhatXiwCannotCarry)
 
 	std::vector<ibv_send_wr> refused;
 	for (const ibv_wr_opcode opcode :
-	     {IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM,
-	      IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+	     {IBV_WR_SEND_WITH_IMM, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
 	      IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_TSO}) {
 		refused.push_back(send_wr(1, opcode));
 	}

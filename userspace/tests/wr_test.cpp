@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <endian.h>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -82,6 +83,7 @@ TEST(BuildSqe, MapsEachSupportedOpcode)
 	for (const Case &c : cases) {
 		ibv_sge sge{0x1000, 8, 1};
 		ibv_send_wr wr = send_wr(c.verb, {&sge, 1});
+		wr.imm_data = 0x5a5a5a5a; /* only the _WITH_IMM opcode uses it */
 		if (c.invalidates) {
 			wr.invalidate_rkey = 0xc0ffee;
 		} else {
@@ -98,10 +100,25 @@ TEST(BuildSqe, MapsEachSupportedOpcode)
 	}
 }
 
+TEST(BuildSqe, WriteWithImmediateCarriesTheValueAsPosted)
+{
+	ibv_sge sge{0x1000, 8, 1};
+	ibv_send_wr wr = send_wr(IBV_WR_RDMA_WRITE_WITH_IMM, {&sge, 1});
+	wr.wr.rdma.remote_addr = 0xfeed0000;
+	wr.wr.rdma.rkey = 0x77;
+	wr.imm_data = htobe32(0x01020304);
+	xiw_sqe sqe{};
+
+	ASSERT_EQ(xiw::build_sqe(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.opcode, IB_UVERBS_WR_RDMA_WRITE_WITH_IMM);
+	EXPECT_EQ(sqe.ex, htobe32(0x01020304));
+	EXPECT_EQ(sqe.rkey, 0x77U);
+	EXPECT_EQ(sqe.raddr, 0xfeed0000U);
+}
+
 TEST(BuildSqe, RefusesOpcodesXiwDoesNotCarryYet)
 {
 	const std::array refused{
-		IBV_WR_RDMA_WRITE_WITH_IMM,
 		IBV_WR_SEND_WITH_IMM,
 		IBV_WR_ATOMIC_CMP_AND_SWP,
 		IBV_WR_ATOMIC_FETCH_AND_ADD,

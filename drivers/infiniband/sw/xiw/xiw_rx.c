@@ -36,6 +36,7 @@ enum xiw_rx_target {
 	XIW_TGT_SEND,		/* the current receive WQE */
 	XIW_TGT_READ_RESP,	/* the ORQ head's local sink */
 	XIW_TGT_TERM,		/* rx->scratch */
+	XIW_TGT_IMMDT,		/* rx->scratch; completes a receive */
 };
 
 struct xiw_rx {
@@ -156,6 +157,8 @@ static u32 xiw_rx_hdr_len(u8 op, bool tagged)
 	case RDMAP_SEND_SE:
 	case RDMAP_SEND_SE_INV:
 	case RDMAP_TERMINATE:
+	case RDMAP_IMMDT:
+	case RDMAP_IMMDT_SE:
 		return tagged ? 0 : sizeof(struct iwarp_untagged);
 	default:
 		return 0;
@@ -246,11 +249,12 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 }
 
 /* Complete the current receive WQE; the slot goes back to the producer. */
-static void xiw_rx_complete_rqe(struct xiw_rx *rx, u8 status, u32 flags)
+static void xiw_rx_complete_rqe(struct xiw_rx *rx, u8 opcode, u8 status,
+				u32 flags)
 {
 	struct xiw_qp *qp = rx->qp;
 	struct xiw_cqe cqe = {
-		.opcode = IB_WC_RECV,
+		.opcode = opcode,
 		.status = status,
 		.wr_id = rx->rqe.wr_id,
 		.qp_num = qp->ibqp.qp_num,
@@ -308,7 +312,7 @@ static void xiw_rx_send_hdr(struct xiw_rx *rx)
 			return;
 		}
 		if (rv) {
-			xiw_rx_complete_rqe(rx, IB_WC_LOC_PROT_ERR, 0);
+			xiw_rx_complete_rqe(rx, IB_WC_RECV, IB_WC_LOC_PROT_ERR, 0);
 			xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
 			return;
 		}
@@ -320,7 +324,7 @@ static void xiw_rx_send_hdr(struct xiw_rx *rx)
 	}
 	if ((u64)mo + rx->data_len > rx->rq_len) {
 		/* V-03 */
-		xiw_rx_complete_rqe(rx, IB_WC_LOC_LEN_ERR, 0);
+		xiw_rx_complete_rqe(rx, IB_WC_RECV, IB_WC_LOC_LEN_ERR, 0);
 		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x05, true);
 		return;
 	}
@@ -331,6 +335,42 @@ static void xiw_rx_send_hdr(struct xiw_rx *rx)
 	if (rx->op == RDMAP_SEND_INV || rx->op == RDMAP_SEND_SE_INV)
 		rx->inval = be32_to_cpu(u->inval);
 	rx->tgt = XIW_TGT_SEND;
+}
+
+/*
+ * RFC 7306 Immediate Data (EXT-08): exactly 8 bytes in one segment on
+ * QN 0; it consumes a receive WQE but places nothing in it.
+ */
+static void xiw_rx_immdt_hdr(struct xiw_rx *rx)
+{
+	struct iwarp_untagged *u = (struct iwarp_untagged *)rx->hdr;
+	int rv;
+
+	if (be32_to_cpu(u->qn) != DDP_QN_SEND) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
+		return;
+	}
+	if (rx->rq_active || rx->data_len != RDMAP_IMMDT_LEN || !rx->last ||
+	    be32_to_cpu(u->mo)) {
+		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
+		return;
+	}
+	if (be32_to_cpu(u->msn) != rx->msn[DDP_QN_SEND]) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
+		return;
+	}
+	rv = xiw_rx_take_rqe(rx);
+	if (rv == -ENOBUFS) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x02, true);
+		return;
+	}
+	if (rv) {
+		xiw_rx_complete_rqe(rx, IB_WC_RECV, IB_WC_LOC_PROT_ERR, 0);
+		xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
+		return;
+	}
+	rx->inval = 0;
+	rx->tgt = XIW_TGT_IMMDT;
 }
 
 /* Check a tagged RDMA Write segment (DDP-08, RFC 5040 section 6.4). */
@@ -491,6 +531,10 @@ static void xiw_rx_header(struct xiw_rx *rx)
 	case RDMAP_READ_REQ:
 		xiw_rx_read_req(rx);
 		break;
+	case RDMAP_IMMDT:
+	case RDMAP_IMMDT_SE:
+		xiw_rx_immdt_hdr(rx);
+		break;
 	case RDMAP_TERMINATE:
 		if (rx->data_len > sizeof(rx->scratch)) {
 			/* Longer than any Terminate: just tear down. */
@@ -517,6 +561,7 @@ static int xiw_rx_target(struct xiw_rx *rx, u32 len, struct xiw_mr **held)
 	case XIW_TGT_WRITE:
 		return xiw_mr_bvec(rx->mr, rx->to + rx->data_got, len,
 				   rx->bv, XIW_RX_BVECS);
+	case XIW_TGT_IMMDT:
 	case XIW_TGT_TERM:
 		rx->bv[0].bv_page = virt_to_page(rx->scratch + rx->data_got);
 		rx->bv[0].bv_offset = offset_in_page(rx->scratch +
@@ -697,15 +742,15 @@ static void xiw_rx_segment_done(struct xiw_rx *rx)
 				if (xiw_mr_invalidate(qp->xdev, qp->ibqp.pd,
 						      rx->inval, true)) {
 					/* RDMAP-06 */
-					xiw_rx_complete_rqe(rx, IB_WC_LOC_PROT_ERR,
-							    0);
+					xiw_rx_complete_rqe(rx, IB_WC_RECV,
+							    IB_WC_LOC_PROT_ERR, 0);
 					xiw_rx_error(rx, TERM_RDMAP_PROT,
 						     0x09, true);
 					return;
 				}
 				flags |= XIW_CQE_WITH_INV;
 			}
-			xiw_rx_complete_rqe(rx, IB_WC_SUCCESS, flags);
+			xiw_rx_complete_rqe(rx, IB_WC_RECV, IB_WC_SUCCESS, flags);
 		}
 		break;
 	case XIW_TGT_READ_RESP:
@@ -741,6 +786,18 @@ static void xiw_rx_segment_done(struct xiw_rx *rx)
 	case XIW_TGT_TERM:
 		xiw_rx_terminate(rx);
 		break;
+	case XIW_TGT_IMMDT: {
+		u32 flags = XIW_CQE_WITH_IMM;
+
+		rx->msn[DDP_QN_SEND]++;
+		if (rx->op == RDMAP_IMMDT_SE)
+			flags |= XIW_CQE_SOLICITED;
+		/* The immediate value as the peer posted it (wire order). */
+		memcpy(&rx->inval, rx->scratch, sizeof(rx->inval));
+		xiw_rx_complete_rqe(rx, IB_WC_RECV_RDMA_WITH_IMM,
+				    IB_WC_SUCCESS, flags);
+		break;
+	}
 	}
 }
 
@@ -893,7 +950,7 @@ void xiw_rx_stop(struct xiw_qp *qp, bool drain)
 	xiw_rx_put_mr(rx);
 	/* A WQE taken from an SRQ belongs to this QP: flush it. */
 	if (rx->rq_active && qp->srq)
-		xiw_rx_complete_rqe(rx, IB_WC_WR_FLUSH_ERR, 0);
+		xiw_rx_complete_rqe(rx, IB_WC_RECV, IB_WC_WR_FLUSH_ERR, 0);
 	xiw_rx_put_rq_mrs(rx);
 	rx->rq_active = false;
 }

@@ -41,6 +41,7 @@ enum xiw_fin {
 	XIW_FIN_SQ,		/* complete SQ entry sq_idx */
 	XIW_FIN_IRQ,		/* retire the IRQ head */
 	XIW_FIN_TERM,		/* the Terminate: nothing follows */
+	XIW_FIN_IMMDT,		/* an Immediate Data message follows */
 };
 
 struct xiw_txmsg {
@@ -58,6 +59,8 @@ struct xiw_txmsg {
 	u32 slen[XIW_MAX_SGE];
 	enum xiw_fin fin;
 	u32 sq_idx;
+	bool se;		/* XIW_FIN_IMMDT: solicited */
+	u32 imm;		/* XIW_FIN_IMMDT: as posted (wire order) */
 };
 
 struct xiw_tx {
@@ -127,6 +130,7 @@ static u8 xiw_wc_opcode(u8 op)
 {
 	switch (op) {
 	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 		return IB_UVERBS_WC_RDMA_WRITE;
 	case IB_UVERBS_WR_RDMA_READ:
 	case IB_UVERBS_WR_RDMA_READ_WITH_INV:
@@ -451,6 +455,13 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
 		return 1;
 	}
 	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		if (sqe->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM) {
+			/* RFC 7306: the Write, then Immediate Data. */
+			m->fin = XIW_FIN_IMMDT;
+			m->se = se;
+			m->imm = sqe->ex;
+		}
 		if (sqe->flags & XIW_WQE_INLINE) {
 			if (sqe->inline_len > XIW_MAX_INLINE)
 				return -EMSGSIZE;
@@ -702,6 +713,26 @@ static int xiw_tx_next_term(struct xiw_qp *qp)
 	return 1;
 }
 
+/* The Write of a Write with Immediate is out: now its Immediate Data. */
+static void xiw_tx_immdt(struct xiw_qp *qp)
+{
+	struct xiw_txmsg *m = &qp->tx->msg;
+	u32 idx = m->sq_idx, imm = m->imm;
+	bool se = m->se;
+
+	xiw_tx_msg_release(m);
+	memset(m, 0, offsetof(struct xiw_txmsg, inl));
+	memset(m->inl, 0, RDMAP_IMMDT_LEN);
+	memcpy(m->inl, &imm, sizeof(imm));
+	xiw_tx_untagged(m, se ? RDMAP_IMMDT_SE : RDMAP_IMMDT, DDP_QN_SEND,
+			qp->tx->msn[DDP_QN_SEND]++, 0);
+	m->len = RDMAP_IMMDT_LEN;
+	m->src = XIW_SRC_INLINE;
+	m->fin = XIW_FIN_SQ;
+	m->sq_idx = idx;
+	m->active = true;
+}
+
 /* The current message went to TCP entirely. */
 static void xiw_tx_finish(struct xiw_qp *qp)
 {
@@ -808,7 +839,8 @@ static void xiw_tx_work(struct work_struct *work)
 			rv = xiw_tx_build(qp);
 			if (rv) {
 				/* A range we could not describe: local error. */
-				if (tx->msg.fin == XIW_FIN_SQ)
+				if (tx->msg.fin == XIW_FIN_SQ ||
+				    tx->msg.fin == XIW_FIN_IMMDT)
 					xiw_sq_done(qp, tx->msg.sq_idx,
 						    IB_WC_LOC_PROT_ERR);
 				xiw_tx_msg_release(&tx->msg);
@@ -824,7 +856,9 @@ static void xiw_tx_work(struct work_struct *work)
 				xiw_qp_error(qp, IB_EVENT_QP_FATAL);
 			break;
 		}
-		if (tx->batch_ends_msg) {
+		if (tx->batch_ends_msg && tx->msg.fin == XIW_FIN_IMMDT) {
+			xiw_tx_immdt(qp);
+		} else if (tx->batch_ends_msg) {
 			bool term = tx->msg.fin == XIW_FIN_TERM;
 
 			xiw_tx_finish(qp);
@@ -869,7 +903,8 @@ void xiw_tx_stop(struct xiw_qp *qp)
 		return;
 	WRITE_ONCE(tx->started, false);
 	cancel_work_sync(&tx->work);
-	if (tx->msg.active && tx->msg.fin == XIW_FIN_SQ)
+	if (tx->msg.active && (tx->msg.fin == XIW_FIN_SQ ||
+			       tx->msg.fin == XIW_FIN_IMMDT))
 		xiw_sq_done(qp, tx->msg.sq_idx, IB_WC_WR_FLUSH_ERR);
 	xiw_tx_msg_release(&tx->msg);
 	tx->busy = false;

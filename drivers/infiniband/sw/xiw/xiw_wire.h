@@ -69,7 +69,9 @@ enum rdmap_opcode {
 	RDMAP_SEND_SE = 5,
 	RDMAP_SEND_SE_INV = 6,
 	RDMAP_TERMINATE = 7,
-	RDMAP_NUM_OPCODES = 8,
+	RDMAP_IMMDT = 8,	/* RFC 7306 Immediate Data */
+	RDMAP_IMMDT_SE = 9,
+	RDMAP_NUM_OPCODES = 10,
 };
 
 /* Untagged queues (DDP-04) */
@@ -112,6 +114,9 @@ struct iwarp_read_req {
 	__be32 src_stag;
 	__be64 src_to;
 } __packed;
+
+/* RFC 7306 section 6: an Immediate Data message carries 8 bytes. */
+#define RDMAP_IMMDT_LEN		8
 
 /* RFC 5040 section 4.8: layer(4) etype(4) code(8) M D R, 13 reserved */
 #define TERM_FLAG_M		0x8000	/* segment length valid */
