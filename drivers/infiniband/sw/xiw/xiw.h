@@ -448,6 +448,7 @@ void xiw_tx_start(struct xiw_qp *qp);
 void xiw_tx_stop(struct xiw_qp *qp);
 void xiw_tx_flush(struct xiw_qp *qp);
 void xiw_tx_kick(struct xiw_qp *qp);
+void xiw_tx_doorbell(struct xiw_qp *qp);
 void xiw_tx_terminate(struct xiw_qp *qp, u8 layer_etype, u8 ecode,
 		      const void *hdr, u32 hdr_len, u32 seg_len);
 

@@ -725,7 +725,7 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (qp->state == IB_QPS_ERR)
 		xiw_sq_drain(qp, true);
 	spin_unlock_bh(&qp->sq_lock);
-	xiw_tx_kick(qp);
+	xiw_tx_doorbell(qp);
 	return 0;
 }
 

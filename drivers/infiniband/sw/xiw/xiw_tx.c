@@ -65,6 +65,7 @@ struct xiw_txmsg {
 
 struct xiw_tx {
 	struct work_struct work;
+	struct mutex pass_lock;	/* one pass at a time: work or doorbell */
 	struct xiw_qp *qp;
 	bool started;
 	struct xiw_txmsg msg;
@@ -89,6 +90,7 @@ int xiw_tx_create(struct xiw_qp *qp)
 		return -ENOMEM;
 	}
 	tx->qp = qp;
+	mutex_init(&tx->pass_lock);
 	INIT_WORK(&tx->work, NULL);
 	qp->tx = tx;
 	return 0;
@@ -810,11 +812,13 @@ static void xiw_tx_set_busy(struct xiw_qp *qp, u32 busy)
 	}
 }
 
-static void xiw_tx_work(struct work_struct *work)
+/* One pass over the work queued. Must hold pass_lock. */
+static void xiw_tx_pass(struct xiw_qp *qp)
 {
-	struct xiw_tx *tx = container_of(work, struct xiw_tx, work);
-	struct xiw_qp *qp = tx->qp;
+	struct xiw_tx *tx = qp->tx;
 	int budget = XIW_TX_BUDGET, rv;
+
+	lockdep_assert_held(&tx->pass_lock);
 
 	xiw_tx_set_busy(qp, 1);
 	for (;;) {
@@ -873,6 +877,36 @@ static void xiw_tx_work(struct work_struct *work)
 	xiw_tx_set_busy(qp, 0);
 }
 
+static void xiw_tx_work(struct work_struct *work)
+{
+	struct xiw_tx *tx = container_of(work, struct xiw_tx, work);
+
+	mutex_lock(&tx->pass_lock);
+	if (READ_ONCE(tx->started))
+		xiw_tx_pass(tx->qp);
+	mutex_unlock(&tx->pass_lock);
+}
+
+/*
+ * A user doorbell (a system call in the poster's context): send right
+ * here rather than wake the work, unless a pass is running already, in
+ * which case it sees the new entries or is kicked again.
+ */
+void xiw_tx_doorbell(struct xiw_qp *qp)
+{
+	struct xiw_tx *tx = qp->tx;
+
+	if (!READ_ONCE(tx->started))
+		return;
+	if (!mutex_trylock(&tx->pass_lock)) {
+		xiw_tx_kick(qp);
+		return;
+	}
+	if (READ_ONCE(tx->started))
+		xiw_tx_pass(qp);
+	mutex_unlock(&tx->pass_lock);
+}
+
 /* The connection reached RTS: start from a clean state. */
 void xiw_tx_start(struct xiw_qp *qp)
 {
@@ -903,6 +937,9 @@ void xiw_tx_stop(struct xiw_qp *qp)
 		return;
 	WRITE_ONCE(tx->started, false);
 	cancel_work_sync(&tx->work);
+	/* Wait out a pass a doorbell may be running. */
+	mutex_lock(&tx->pass_lock);
+	mutex_unlock(&tx->pass_lock);
 	if (tx->msg.active && (tx->msg.fin == XIW_FIN_SQ ||
 			       tx->msg.fin == XIW_FIN_IMMDT))
 		xiw_sq_done(qp, tx->msg.sq_idx, IB_WC_WR_FLUSH_ERR);
