@@ -500,6 +500,116 @@ FIXTURE_TEARDOWN(many)
 	xr_net_fini(&self->net);
 }
 
+/* Receives through an SRQ, and an RDMA Write with Immediate (RFC 7306). */
+FIXTURE(srq)
+{
+	struct xr_link link;
+	struct xr_net net;
+	struct xr_pair p;
+	struct xr_side *c, *s;
+	uint64_t seed;
+};
+
+FIXTURE_SETUP(srq)
+{
+	struct xr_opts o = { .buflen = 65536, .wr = 16, .sge = 2,
+			     .rd_atom = 4, .srq = true };
+	char why[320];
+
+	xr_lo_mtu(65536);
+	ASSERT_EQ(0, open_pairs(&self->link, &self->net, &self->p, 1, &o,
+				why, sizeof(why))) TH_LOG("%s", why);
+	self->c = &self->p.cli;
+	self->s = &self->p.srv;
+	self->seed = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32);
+}
+
+FIXTURE_TEARDOWN(srq)
+{
+	xr_pairs_fini(&self->p, 1);
+	xr_net_fini(&self->net);
+}
+
+/* Wait for one async event of the wanted type (10 s). */
+static bool async_event(struct ibv_context *ctx, enum ibv_event_type want)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	long long end = now_ms() + 10000;
+	struct ibv_async_event ev;
+
+	xr_nonblock(ctx->async_fd);
+	while (now_ms() < end) {
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		if (ibv_get_async_event(ctx, &ev))
+			continue;
+		ibv_ack_async_event(&ev);
+		if (ev.event_type == want)
+			return true;
+	}
+	return false;
+}
+
+/* Sends land in SRQ buffers in order; the armed limit fires once (V-07). */
+TEST_F(srq, receives_and_limit_event)
+{
+	struct ibv_srq_attr a = { .srq_limit = 3 };
+	int i;
+
+	if (xr_is_siw())
+		SKIP(return, "siw: SRQ limit events untested here");
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, xr_recv(self->s, 100 + i, i * 4096, 4096));
+	ASSERT_EQ(0, ibv_modify_srq(self->s->srq, &a, IBV_SRQ_LIMIT));
+	xr_fill(self->c->buf, 5 * 4096, self->seed);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, xr_post(self->c, IBV_WR_SEND, 200 + i, i * 4096,
+				     1000 + i, 0, NULL, 0));
+		EXPECT_ONE_WC(self->c, 200 + i, IBV_WC_SEND, -1);
+		EXPECT_ONE_WC(self->s, 100 + i, IBV_WC_RECV, 1000 + i);
+		ASSERT_EQ(0, memcmp(self->c->buf + i * 4096,
+				    self->s->buf + i * 4096, 1000 + i));
+	}
+	/* 2 left, below the limit of 3: the event, and the limit disarmed. */
+	EXPECT_TRUE(async_event(self->s->id->verbs,
+				IBV_EVENT_SRQ_LIMIT_REACHED));
+	memset(&a, 0xff, sizeof(a));
+	ASSERT_EQ(0, ibv_query_srq(self->s->srq, &a));
+	EXPECT_EQ(0, a.srq_limit);
+}
+
+/*
+ * RDMA Write with Immediate: the data is placed, then the immediate value
+ * consumes a receive and arrives bit for bit as posted (EXT-08).
+ */
+TEST_F(srq, write_with_immediate)
+{
+	struct ibv_sge g = xr_sge(self->c, 0, 3000);
+	struct ibv_send_wr wr = {
+		.wr_id = 0x51, .sg_list = &g, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htobe32(0xfeedf00d),
+	}, *bad = NULL;
+	struct ibv_wc wc;
+
+	if (xr_is_siw())
+		SKIP(return, "siw: no RFC 7306 Immediate Data");
+	xr_fill(self->c->buf, 3000, self->seed);
+	ASSERT_EQ(0, xr_recv(self->s, 0x52, 60000, 16));
+	wr.wr.rdma.remote_addr = (uintptr_t)(self->s->buf + 8192);
+	wr.wr.rdma.rkey = self->s->mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(self->c->qp, &wr, &bad));
+	EXPECT_ONE_WC(self->c, 0x51, IBV_WC_RDMA_WRITE, -1);
+	ASSERT_EQ(1, xr_poll(self->s->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	EXPECT_EQ(0x52, wc.wr_id);
+	EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(htobe32(0xfeedf00d), wc.imm_data);
+	ASSERT_EQ(0, memcmp(self->c->buf, self->s->buf + 8192, 3000));
+}
+
 /* Connect, move 64 bytes, disconnect (both ends told), free: N times. */
 TEST_F_TIMEOUT(many, churn_connect_send_disconnect, 600)
 {

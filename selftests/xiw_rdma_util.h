@@ -223,6 +223,7 @@ struct xr_side {
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
+	struct ibv_srq *srq;	/* with xr_opts.srq */
 	struct ibv_mr *mr;
 	uint8_t *buf;
 	size_t len;
@@ -239,6 +240,7 @@ struct xr_opts {
 	int wr;		/* send and receive queue depth; CQ is 2*wr+1 */
 	int sge;
 	int rd_atom;	/* ORD and IRD asked for */
+	bool srq;	/* receives through an SRQ of wr entries */
 };
 
 /* The listener and the two event channels, shared by all pairs. */
@@ -342,6 +344,16 @@ static int xr_side_init(struct xr_net *n, struct xr_side *s,
 		return xr_fail(n, "ibv_create_cq: %s", strerror(errno));
 	qa.send_cq = s->cq;
 	qa.recv_cq = s->cq;
+	if (o->srq) {
+		struct ibv_srq_init_attr sa = {
+			.attr = { .max_wr = o->wr, .max_sge = o->sge },
+		};
+
+		s->srq = ibv_create_srq(s->pd, &sa);
+		if (!s->srq)
+			return xr_fail(n, "ibv_create_srq: %s", strerror(errno));
+		qa.srq = s->srq;
+	}
 	if (rdma_create_qp(id, s->pd, &qa))
 		return xr_fail(n, "rdma_create_qp: %s", strerror(errno));
 	s->qp = id->qp;
@@ -362,6 +374,8 @@ static void xr_side_fini(struct xr_side *s)
 	if (s->mr)
 		ibv_dereg_mr(s->mr);
 	free(s->buf);
+	if (s->srq)
+		ibv_destroy_srq(s->srq);
 	if (s->cq)
 		ibv_destroy_cq(s->cq);
 	if (s->cc)
@@ -643,6 +657,8 @@ xr_recv_sgl(struct xr_side *s, uint64_t wr_id, struct ibv_sge *sg, int n)
 		.wr_id = wr_id, .sg_list = sg, .num_sge = n,
 	}, *bad = NULL;
 
+	if (s->srq)
+		return ibv_post_srq_recv(s->srq, &wr, &bad);
 	return ibv_post_recv(s->qp, &wr, &bad);
 }
 
