@@ -841,8 +841,29 @@ int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 			 laddr->ss_family == AF_INET ?
 			 sizeof(struct sockaddr_in) :
 			 sizeof(struct sockaddr_in6));
-	if (rv)
+	if (rv == -EADDRINUSE) {
+		/*
+		 * rdma_cm picks ports in its own space; TCP may hold the same
+		 * one (another application's connection, or one of ours in
+		 * TIME_WAIT without reuse). Let TCP pick: the iw_cm learns
+		 * the real one from CONNECT_REPLY, as with a port mapper.
+		 */
+		struct sockaddr_storage any = *laddr;
+
+		if (any.ss_family == AF_INET)
+			((struct sockaddr_in *)&any)->sin_port = 0;
+		else
+			((struct sockaddr_in6 *)&any)->sin6_port = 0;
+		rv = kernel_bind(conn->sock, (struct sockaddr *)&any,
+				 any.ss_family == AF_INET ?
+				 sizeof(struct sockaddr_in) :
+				 sizeof(struct sockaddr_in6));
+	}
+	if (rv) {
+		ibdev_dbg(cm_id->device, "connect: bind %pISpc: %d\n", laddr,
+			  rv);
 		goto err_sock;
+	}
 
 	mutex_lock(&conn->lock);
 	xiw_qp_get(to_xqp(ibqp));
@@ -858,6 +879,8 @@ int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 			    sizeof(struct sockaddr_in) :
 			    sizeof(struct sockaddr_in6), O_NONBLOCK);
 	if (rv && rv != -EINPROGRESS) {
+		ibdev_dbg(cm_id->device, "connect: %pISpc -> %pISpc: %d\n",
+			  laddr, raddr, rv);
 		/* No event may follow a failed iw_connect. */
 		xiw_conn_drop_cm_id(conn);
 		xiw_conn_close(conn, true);

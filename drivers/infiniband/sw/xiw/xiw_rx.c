@@ -570,7 +570,8 @@ static int xiw_rx_target(struct xiw_rx *rx, u32 len, struct xiw_mr **held)
 					 rx->bv[0].bv_offset);
 		return 1;
 	case XIW_TGT_SEND:
-		off = rx->msg_got;
+		/* The FPDU's payload may come in several reads. */
+		off = rx->msg_got + rx->data_got;
 		for (i = 0; i < rx->rqe.num_sge && len; i++) {
 			const struct xiw_sge *s = &rx->rqe.sge[i];
 			u32 l;
