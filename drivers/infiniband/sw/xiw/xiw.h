@@ -416,6 +416,7 @@ void xiw_qp_add_ref(struct ib_qp *ibqp);
 void xiw_qp_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
 
+u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel);
 void xiw_sq_retire(struct xiw_qp *qp);
 void xiw_sq_read_done(struct xiw_qp *qp, u32 idx, u8 status);
 int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,

@@ -186,7 +186,7 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
  * Completion opcode for a send queue entry, for flush completions. A
  * user ring holding XIW_WR_REG_MR holds garbage, flushed as a Send.
  */
-static u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel)
+u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel)
 {
 	switch (wr_opcode) {
 	case IB_UVERBS_WR_RDMA_WRITE:

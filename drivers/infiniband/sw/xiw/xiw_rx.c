@@ -248,6 +248,31 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 	return 0;
 }
 
+static void xiw_rx_complete_rqe(struct xiw_rx *rx, u8 opcode, u8 status,
+				u32 flags);
+
+/*
+ * Start an untagged message that consumes a receive WQE. Returns 0, or
+ * -EIO after raising the error: no WQE (V-05: iWARP has no RNR retry)
+ * or one whose buffers are not ours to write.
+ */
+static int xiw_rx_start_rqe(struct xiw_rx *rx)
+{
+	int rv = xiw_rx_take_rqe(rx);
+
+	if (rv == -ENOBUFS) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x02, true);
+		return -EIO;
+	}
+	if (rv) {
+		xiw_rx_complete_rqe(rx, IB_WC_RECV, IB_WC_LOC_PROT_ERR, 0);
+		xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
+		return -EIO;
+	}
+	rx->inval = 0;
+	return 0;
+}
+
 /* Complete the current receive WQE; the slot goes back to the producer. */
 static void xiw_rx_complete_rqe(struct xiw_rx *rx, u8 opcode, u8 status,
 				u32 flags)
@@ -290,7 +315,6 @@ static void xiw_rx_send_hdr(struct xiw_rx *rx)
 	struct iwarp_untagged *u = (struct iwarp_untagged *)rx->hdr;
 	struct xiw_qp *qp = rx->qp;
 	u32 msn = be32_to_cpu(u->msn), mo = be32_to_cpu(u->mo);
-	int rv;
 
 	if (be32_to_cpu(u->qn) != DDP_QN_SEND) {
 		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
@@ -304,20 +328,8 @@ static void xiw_rx_send_hdr(struct xiw_rx *rx)
 		rx->tgt = XIW_TGT_NONE;
 		return;
 	}
-	if (!rx->rq_active) {
-		rv = xiw_rx_take_rqe(rx);
-		if (rv == -ENOBUFS) {
-			/* V-05: no buffer, no RNR retry in iWARP. */
-			xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x02, true);
-			return;
-		}
-		if (rv) {
-			xiw_rx_complete_rqe(rx, IB_WC_RECV, IB_WC_LOC_PROT_ERR, 0);
-			xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
-			return;
-		}
-		rx->inval = 0;
-	}
+	if (!rx->rq_active && xiw_rx_start_rqe(rx))
+		return;
 	if (mo != rx->msg_got) {
 		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x04, true);
 		return;
@@ -344,7 +356,6 @@ static void xiw_rx_send_hdr(struct xiw_rx *rx)
 static void xiw_rx_immdt_hdr(struct xiw_rx *rx)
 {
 	struct iwarp_untagged *u = (struct iwarp_untagged *)rx->hdr;
-	int rv;
 
 	if (be32_to_cpu(u->qn) != DDP_QN_SEND) {
 		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
@@ -359,17 +370,8 @@ static void xiw_rx_immdt_hdr(struct xiw_rx *rx)
 		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
 		return;
 	}
-	rv = xiw_rx_take_rqe(rx);
-	if (rv == -ENOBUFS) {
-		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x02, true);
+	if (xiw_rx_start_rqe(rx))
 		return;
-	}
-	if (rv) {
-		xiw_rx_complete_rqe(rx, IB_WC_RECV, IB_WC_LOC_PROT_ERR, 0);
-		xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
-		return;
-	}
-	rx->inval = 0;
 	rx->tgt = XIW_TGT_IMMDT;
 }
 

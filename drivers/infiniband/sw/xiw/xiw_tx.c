@@ -127,25 +127,6 @@ void xiw_tx_kick(struct xiw_qp *qp)
 		queue_work(xiw_data_wq, &tx->work);
 }
 
-/* Completion opcode of an SQ work request (uverbs numbering). */
-static u8 xiw_wc_opcode(u8 op)
-{
-	switch (op) {
-	case IB_UVERBS_WR_RDMA_WRITE:
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return IB_UVERBS_WC_RDMA_WRITE;
-	case IB_UVERBS_WR_RDMA_READ:
-	case IB_UVERBS_WR_RDMA_READ_WITH_INV:
-		return IB_UVERBS_WC_RDMA_READ;
-	case IB_UVERBS_WR_LOCAL_INV:
-		return IB_UVERBS_WC_LOCAL_INV;
-	case XIW_WR_REG_MR:
-		return XIW_WC_REG_MR;
-	default:
-		return IB_UVERBS_WC_SEND;
-	}
-}
-
 /* Mark SQ entry idx finished; retire what can be. Takes sq_lock. */
 static void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status)
 {
@@ -404,6 +385,20 @@ static int xiw_tx_sges(struct xiw_qp *qp, struct xiw_txmsg *m,
 	return 0;
 }
 
+/* The payload of a Send or Write: inline bytes or checked SGEs. */
+static int xiw_tx_source(struct xiw_qp *qp, struct xiw_txmsg *m,
+			 const struct xiw_sqe *sqe)
+{
+	if (!(sqe->flags & XIW_WQE_INLINE))
+		return xiw_tx_sges(qp, m, sqe, 0, qp->cap.max_send_sge);
+	if (sqe->inline_len > XIW_MAX_INLINE)
+		return -EMSGSIZE;
+	memcpy(m->inl, sqe->sge, sqe->inline_len);
+	m->len = sqe->inline_len;
+	m->src = XIW_SRC_INLINE;
+	return 0;
+}
+
 /* Local error on a work request: its status, V-02. */
 static u8 xiw_tx_local_status(int err)
 {
@@ -441,17 +436,9 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
 		u8 op = inv ? (se ? RDMAP_SEND_SE_INV : RDMAP_SEND_INV) :
 			      (se ? RDMAP_SEND_SE : RDMAP_SEND);
 
-		if (sqe->flags & XIW_WQE_INLINE) {
-			if (sqe->inline_len > XIW_MAX_INLINE)
-				return -EMSGSIZE;
-			memcpy(m->inl, sqe->sge, sqe->inline_len);
-			m->len = sqe->inline_len;
-			m->src = XIW_SRC_INLINE;
-		} else {
-			rv = xiw_tx_sges(qp, m, sqe, 0, qp->cap.max_send_sge);
-			if (rv)
-				return rv;
-		}
+		rv = xiw_tx_source(qp, m, sqe);
+		if (rv)
+			return rv;
 		xiw_tx_untagged(m, op, DDP_QN_SEND, tx->msn[DDP_QN_SEND]++,
 				inv ? sqe->ex : 0);
 		return 1;
@@ -464,17 +451,9 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
 			m->se = se;
 			m->imm = sqe->ex;
 		}
-		if (sqe->flags & XIW_WQE_INLINE) {
-			if (sqe->inline_len > XIW_MAX_INLINE)
-				return -EMSGSIZE;
-			memcpy(m->inl, sqe->sge, sqe->inline_len);
-			m->len = sqe->inline_len;
-			m->src = XIW_SRC_INLINE;
-		} else {
-			rv = xiw_tx_sges(qp, m, sqe, 0, qp->cap.max_send_sge);
-			if (rv)
-				return rv;
-		}
+		rv = xiw_tx_source(qp, m, sqe);
+		if (rv)
+			return rv;
 		xiw_tx_tagged(m, RDMAP_WRITE, sqe->rkey, sqe->raddr);
 		return 1;
 	case IB_UVERBS_WR_RDMA_READ:
@@ -600,7 +579,7 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 		qp->sq.cons++;
 		p = &qp->sq_pend[idx & (qp->sq.num - 1)];
 		p->wr_id = sqe.wr_id;
-		p->opcode = xiw_wc_opcode(sqe.opcode);
+		p->opcode = xiw_sq_wc_opcode(sqe.opcode, qp->kernel);
 		p->signaled = qp->sig_all || (sqe.flags & XIW_WQE_SIGNALED);
 		p->done = false;
 		p->status = IB_WC_SUCCESS;
