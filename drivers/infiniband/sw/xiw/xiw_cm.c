@@ -1010,7 +1010,7 @@ int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len)
 
 static int xiw_listen_one(struct xiw_device *xdev, struct iw_cm_id *cm_id,
 			  struct xiw_listen *l, struct sockaddr *addr,
-			  int addrlen, int backlog)
+			  int addrlen, int backlog, int ifindex)
 {
 	struct xiw_conn *conn = xiw_conn_alloc(xdev);
 	int rv;
@@ -1022,6 +1022,11 @@ static int xiw_listen_one(struct xiw_device *xdev, struct iw_cm_id *cm_id,
 		goto err;
 	if (addr->sa_family == AF_INET6)
 		ip6_sock_set_v6only(conn->sock->sk);
+	if (ifindex) {
+		rv = sock_bindtoindex(conn->sock->sk, ifindex, true);
+		if (rv)
+			goto err_sock;
+	}
 	rv = kernel_bind(conn->sock, addr, addrlen);
 	if (rv)
 		goto err_sock;
@@ -1060,58 +1065,39 @@ static void xiw_listen_free(struct xiw_listen *l)
 	kfree(l);
 }
 
+static bool xiw_addr_any(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	return ipv6_addr_any(&((const struct sockaddr_in6 *)a)->sin6_addr);
+}
+
 /*
- * A wildcard listen binds every address of the device's netdev, so that
- * other RDMA devices (siw on another netdev) can listen on the same port.
+ * A wildcard listen (rdma_cm asks every RDMA device for one) is tied to
+ * the device's netdev, so that other devices, siw on another netdev
+ * included, can listen on the same port.
  */
 int xiw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 {
 	struct xiw_device *xdev = to_xdev(cm_id->device);
 	struct sockaddr_storage *laddr = &cm_id->m_local_addr;
+	int ifindex = 0;
 	struct xiw_listen *l;
-	int rv = 0;
+	int rv;
 
 	if (!xiw_addr_ok(laddr))
 		return -EAFNOSUPPORT;
+	if (xiw_addr_any(laddr))
+		ifindex = READ_ONCE(xdev->netdev->ifindex);
 	l = kzalloc(sizeof(*l), GFP_KERNEL);
 	if (!l)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&l->conns);
-
-	if (laddr->ss_family == AF_INET) {
-		struct sockaddr_in sin = *(struct sockaddr_in *)laddr;
-
-		if (sin.sin_addr.s_addr == htonl(INADDR_ANY)) {
-			struct in_device *in_dev;
-			__be32 addrs[16];
-			int n = 0, i;
-
-			rcu_read_lock();
-			in_dev = __in_dev_get_rcu(xdev->netdev);
-			if (in_dev) {
-				const struct in_ifaddr *ifa;
-
-				in_dev_for_each_ifa_rcu(ifa, in_dev)
-					if (n < ARRAY_SIZE(addrs))
-						addrs[n++] = ifa->ifa_local;
-			}
-			rcu_read_unlock();
-			for (i = 0; i < n && !rv; i++) {
-				sin.sin_addr.s_addr = addrs[i];
-				rv = xiw_listen_one(xdev, cm_id, l,
-						    (struct sockaddr *)&sin,
-						    sizeof(sin), backlog);
-			}
-			/* No address yet: nothing of ours to listen on. */
-		} else {
-			rv = xiw_listen_one(xdev, cm_id, l,
-					    (struct sockaddr *)&sin,
-					    sizeof(sin), backlog);
-		}
-	} else {
-		rv = xiw_listen_one(xdev, cm_id, l, (struct sockaddr *)laddr,
-				    sizeof(struct sockaddr_in6), backlog);
-	}
+	rv = xiw_listen_one(xdev, cm_id, l, (struct sockaddr *)laddr,
+			    laddr->ss_family == AF_INET ?
+			    sizeof(struct sockaddr_in) :
+			    sizeof(struct sockaddr_in6), backlog, ifindex);
 	if (rv) {
 		xiw_listen_free(l);
 		return rv;
