@@ -106,7 +106,10 @@ FIXTURE_SETUP(interop)
 	ASSERT_NE(NULL, self->cap);
 	rc = xm_cap_open(self->cap, ntohs(self->net.addr.sin_port));
 	ASSERT_EQ(0, rc) TH_LOG("packet capture on lo: %s", strerror(-rc));
-	ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
+	rc = xr_connect(&self->net, &self->p, 1, &o);
+	if (rc)	/* the evidence, before teardown changes it */
+		sh("echo '# dmesg:'; dmesg | grep -E 'xiw|siw|iw_cm|iwcm' | tail -n 60 | sed 's/^/#   /'");
+	ASSERT_EQ(0, rc)
 		TH_LOG("%s -> %s, xiw mpa_crc %d mpa_rev %d p2p_rtr %d: %s",
 		       variant->xiw_initiates ? "xiw" : "siw",
 		       variant->xiw_initiates ? "siw" : "xiw", variant->crc,
