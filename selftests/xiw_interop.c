@@ -126,6 +126,8 @@ FIXTURE_SETUP(interop)
 
 FIXTURE_TEARDOWN(interop)
 {
+	if (!_metadata->passed)
+		xw_log_wire(_metadata, self->cap);
 	xm_cap_close(self->cap);
 	free(self->cap);
 	xr_pairs_fini(&self->p, 1);
@@ -151,10 +153,12 @@ TEST_F_TIMEOUT(interop, rdma_read, XW_TIMEOUT)
 	xw_read(_metadata, self->c, self->s, self->seed);
 }
 
-/* Also the other way: the server reads from the client. */
+/*
+ * Also the other way: the server (MPA responder) reads from the client.
+ * The capture stays on: a failure logs what went on the wire.
+ */
 TEST_F_TIMEOUT(interop, rdma_read_reverse, XW_TIMEOUT)
 {
-	xm_cap_close(self->cap);
 	xw_read(_metadata, self->s, self->c, self->seed);
 }
 

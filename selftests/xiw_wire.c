@@ -128,6 +128,8 @@ FIXTURE_SETUP(mpa)
 
 FIXTURE_TEARDOWN(mpa)
 {
+	if (!_metadata->passed)
+		xw_log_wire(_metadata, self->cap);
 	xm_cap_close(self->cap);
 	free(self->cap);
 	xr_pairs_fini(&self->p, 1);
@@ -152,6 +154,12 @@ TEST_F_TIMEOUT(mpa, rdma_read, XW_TIMEOUT)
 {
 	xm_cap_close(self->cap);
 	xw_read(_metadata, self->c, self->s, self->seed);
+}
+
+/* The MPA responder reads from the initiator; a failure logs the wire. */
+TEST_F_TIMEOUT(mpa, rdma_read_reverse, XW_TIMEOUT)
+{
+	xw_read(_metadata, self->s, self->c, self->seed);
 }
 
 TEST_F_TIMEOUT(mpa, zero_length, XW_TIMEOUT)

@@ -315,4 +315,32 @@ xw_wire(struct __test_metadata *_metadata, struct xm_cap *cap,
 	}
 }
 
+/* For a failed test: the opcodes of the first FPDUs each way, as captured. */
+static void __attribute__((unused))
+xw_log_wire(struct __test_metadata *_metadata, struct xm_cap *cap)
+{
+	struct xm_stream *st[2] = { &cap->ini, &cap->rsp };
+	const char *key[2] = { "MPA ID Req Frame", "MPA ID Rep Frame" };
+	char line[256];
+	struct xm_fpdu f;
+	struct xm_frame fr;
+	size_t off, k;
+	int d, n;
+
+	if (!cap || cap->fd < 0)
+		return;
+	usleep(50000);
+	xm_cap_drain(cap);
+	for (d = 0; d < 2; d++) {
+		fr = xm_frame(st[d], key[d]);
+		k = (size_t)snprintf(line, sizeof(line), "%s sent %zu bytes; FPDU opcodes:",
+				     d ? "responder" : "initiator", st[d]->len);
+		off = fr.end;
+		for (n = 0; fr.ok && n < 24 && xm_fpdu(st[d], &off, &f) &&
+		     k < sizeof(line) - 8; n++)
+			k += (size_t)snprintf(line + k, sizeof(line) - k, " %d", f.opcode);
+		TH_LOG("%s", line);
+	}
+}
+
 #endif /* XIW_WIRE_CHECKS_H */
