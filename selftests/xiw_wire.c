@@ -156,9 +156,13 @@ TEST_F_TIMEOUT(mpa, rdma_read, XW_TIMEOUT)
 	xw_read(_metadata, self->c, self->s, self->seed);
 }
 
-/* The MPA responder reads from the initiator; a failure logs the wire. */
+/*
+ * The MPA responder reads from the initiator, once the initiator has sent
+ * its first FPDU (MPA-12); a failure logs the wire.
+ */
 TEST_F_TIMEOUT(mpa, rdma_read_reverse, XW_TIMEOUT)
 {
+	xw_initiator_first(_metadata, self->c, self->s);
 	xw_read(_metadata, self->s, self->c, self->seed);
 }
 

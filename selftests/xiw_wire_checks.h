@@ -147,6 +147,22 @@ xw_read(struct __test_metadata *_metadata, struct xr_side *c,
 	}
 }
 
+/*
+ * MPA-12 (RFC 5044 section 7.1.2): without a peer-to-peer RTR the
+ * responder sends no FPDU before it has received one, so an application
+ * whose responder speaks first must let the initiator send something
+ * first. An 8-byte Send from c (the initiator) to s.
+ */
+static void __attribute__((unused))
+xw_initiator_first(struct __test_metadata *_metadata, struct xr_side *c,
+		   struct xr_side *s)
+{
+	ASSERT_EQ(0, xr_recv(s, 0x1f, XW_HALF, 8));
+	ASSERT_EQ(0, xr_post(c, IBV_WR_SEND, 0x1f, 0, 8, 0, NULL, 0));
+	EXPECT_ONE_WC(c, 0x1f, IBV_WC_SEND, -1);
+	EXPECT_ONE_WC(s, 0x1f, IBV_WC_RECV, 8);
+}
+
 /* DDP-05, RDMAP-02: zero-length Send, Write and Read, then 8 real bytes. */
 static void __attribute__((unused))
 xw_zero_length(struct __test_metadata *_metadata, struct xr_side *c,
