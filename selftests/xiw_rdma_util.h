@@ -67,10 +67,9 @@ static void xr_siw_ko(char *p, size_t len)
 	snprintf(p, len, "%s/../siw/siw.ko", exe);
 }
 
-/* Load the RDMA CM stack and the module of the device type under test. */
-static int __attribute__((unused)) xr_load_modules(void)
+/* Load the RDMA CM stack and the module of device type t ("xiw", "siw"). */
+static int __attribute__((unused)) xr_load_type(const char *t)
 {
-	const char *t = xr_type();
 	char ko[PATH_MAX + 16];
 	char mod[64];
 
@@ -88,6 +87,12 @@ static int __attribute__((unused)) xr_load_modules(void)
 		return -1;
 	xr_siw_ko(ko, sizeof(ko));
 	return sh("insmod %s", ko);
+}
+
+/* Load the RDMA CM stack and the module of the device type under test. */
+static int __attribute__((unused)) xr_load_modules(void)
+{
+	return xr_load_type(xr_type());
 }
 
 struct xr_link {
@@ -141,21 +146,32 @@ static bool xr_netdev_ok(const char *netdev)
  * it: kept when it is there already, else made afresh after removing any
  * remains.
  */
-static int __attribute__((unused)) xr_link_add(struct xr_link *l)
+static int __attribute__((unused))
+xr_link_make(struct xr_link *l, const char *type, const char *netdev,
+	     const char *ibdev, const char *addr)
 {
-	xr_names(l);
-	if (xr_load_modules())
+	snprintf(l->netdev, sizeof(l->netdev), "%s", netdev);
+	snprintf(l->ibdev, sizeof(l->ibdev), "%s", ibdev);
+	if (xr_load_type(type))
 		return -1;
 	if (ibdev_exists(l->ibdev) && xr_netdev_ok(l->netdev))
 		return 0;
 	if (sh("flock -w 60 " XR_LOCK " sh -c '"
 	       "rdma link delete %s >/dev/null 2>&1; ip link del %s >/dev/null 2>&1; "
-	       "ip link add %s type dummy && ip addr add " XR_ADDR "/24 dev %s && "
+	       "ip link add %s type dummy && ip addr add %s/24 dev %s && "
 	       "ip link set %s up && rdma link add %s type %s netdev %s'",
-	       l->ibdev, l->netdev, l->netdev, l->netdev, l->netdev, l->ibdev,
-	       xr_type(), l->netdev))
+	       l->ibdev, l->netdev, l->netdev, addr, l->netdev, l->netdev,
+	       l->ibdev, type, l->netdev))
 		return -1;
 	return WAIT_UNTIL(ibdev_exists(l->ibdev), 5000) ? 0 : -1;
+}
+
+static int __attribute__((unused)) xr_link_add(struct xr_link *l)
+{
+	struct xr_link names;
+
+	xr_names(&names);
+	return xr_link_make(l, xr_type(), names.netdev, names.ibdev, XR_ADDR);
 }
 
 /* Set lo's MTU (the TCP streams between local addresses run over lo). */
@@ -248,6 +264,7 @@ struct xr_net {
 	struct rdma_event_channel *sch, *cch;
 	struct rdma_cm_id *listen;
 	struct sockaddr_in addr;
+	struct sockaddr_in src;	/* clients bind here first, when set */
 	char err[256];
 };
 
@@ -267,8 +284,9 @@ static void xr_nonblock(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-/* Channels and a listener on 10.99.0.1, on a port the kernel picks. */
-static int __attribute__((unused)) xr_net_init(struct xr_net *n)
+/* Channels and a listener on laddr, on a port the kernel picks. */
+static int __attribute__((unused))
+xr_net_init_at(struct xr_net *n, const char *laddr)
 {
 	memset(n, 0, sizeof(*n));
 	n->sch = rdma_create_event_channel();
@@ -280,13 +298,32 @@ static int __attribute__((unused)) xr_net_init(struct xr_net *n)
 	if (rdma_create_id(n->sch, &n->listen, NULL, RDMA_PS_TCP))
 		return xr_fail(n, "rdma_create_id: %s", strerror(errno));
 	n->addr.sin_family = AF_INET;
-	inet_pton(AF_INET, XR_ADDR, &n->addr.sin_addr);
+	inet_pton(AF_INET, laddr, &n->addr.sin_addr);
 	if (rdma_bind_addr(n->listen, (struct sockaddr *)&n->addr))
-		return xr_fail(n, "rdma_bind_addr " XR_ADDR ": %s", strerror(errno));
+		return xr_fail(n, "rdma_bind_addr %s: %s", laddr, strerror(errno));
 	if (rdma_listen(n->listen, 1024))
 		return xr_fail(n, "rdma_listen: %s", strerror(errno));
 	n->addr.sin_port = rdma_get_src_port(n->listen);
 	return 0;
+}
+
+/* Channels and a listener on 10.99.0.1, on a port the kernel picks. */
+static int __attribute__((unused)) xr_net_init(struct xr_net *n)
+{
+	return xr_net_init_at(n, XR_ADDR);
+}
+
+/*
+ * Clients made by xr_connect() from now on resolve from the local address
+ * saddr (any port): rdma_cm then uses the RDMA device of the netdev that
+ * holds saddr, whichever device the listener is on.
+ */
+static void __attribute__((unused))
+xr_net_set_src(struct xr_net *n, const char *saddr)
+{
+	memset(&n->src, 0, sizeof(n->src));
+	n->src.sin_family = AF_INET;
+	inet_pton(AF_INET, saddr, &n->src.sin_addr);
 }
 
 static void __attribute__((unused)) xr_net_fini(struct xr_net *n)
@@ -572,7 +609,8 @@ xr_connect(struct xr_net *n, struct xr_pair *p, int count,
 	for (i = 0; i < count; i++) {
 		if (rdma_create_id(n->cch, &p[i].cli.id, NULL, RDMA_PS_TCP))
 			return xr_fail(n, "rdma_create_id: %s", strerror(errno));
-		if (rdma_resolve_addr(p[i].cli.id, NULL,
+		if (rdma_resolve_addr(p[i].cli.id, n->src.sin_family ?
+				      (struct sockaddr *)&n->src : NULL,
 				      (struct sockaddr *)&n->addr, 2000))
 			return xr_fail(n, "rdma_resolve_addr: %s", strerror(errno));
 	}

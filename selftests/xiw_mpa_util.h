@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Wire helpers for xiw_wire.c and xiw_interop.c: the MPA module
+ * parameters of xiw, and a packet capture on lo (every TCP stream between
+ * two local addresses runs over lo) that rebuilds both directions of one
+ * RDMA connection and parses its MPA Request/Reply frames (RFC 5044
+ * section 7.1, RFC 6581 section 9) and the FPDUs that follow (section
+ * 4.1), checking each FPDU's CRC32c.
+ */
+#ifndef XIW_MPA_UTIL_H
+#define XIW_MPA_UTIL_H
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/ip.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include "xiw_util.h"
+
+#define XM_PARAMS	"/sys/module/xiw/parameters/"
+
+/* Write one module parameter; 0 or -errno. */
+static int __attribute__((unused)) xm_param_set(const char *name, int val)
+{
+	char p[128];
+	FILE *f;
+	int rc;
+
+	snprintf(p, sizeof(p), XM_PARAMS "%s", name);
+	f = fopen(p, "w");
+	if (!f)
+		return -errno;
+	rc = fprintf(f, "%d\n", val) < 0 ? -EIO : 0;
+	if (fclose(f) && !rc)
+		rc = -errno;
+	return rc;
+}
+
+/* Set mpa_crc, mpa_rev and p2p_rtr; 0 or -errno of the first failure. */
+static int __attribute__((unused)) xm_params(int crc, int rev, int rtr)
+{
+	int rc = xm_param_set("mpa_crc", crc);
+
+	if (!rc)
+		rc = xm_param_set("mpa_rev", rev);
+	if (!rc)
+		rc = xm_param_set("p2p_rtr", rtr);
+	return rc;
+}
+
+/* The documented defaults (admin-guide.rst). */
+static void __attribute__((unused)) xm_params_default(void)
+{
+	if (path_exists(XM_PARAMS))
+		xm_params(1, 2, 2);
+}
+
+/* RFC 5044 section 7.1: the frame before private data is 20 bytes. */
+#define XM_KEY_LEN	16
+#define XM_FRAME_HDR	20
+#define XM_F_M		0x80
+#define XM_F_C		0x40
+#define XM_F_R		0x20
+#define XM_F_S		0x10	/* RFC 6581 enhanced */
+/* RFC 6581 section 9: |A|B| IRD | C|D| ORD | */
+#define XM_V2_A		0x8000	/* in IRD: peer-to-peer */
+#define XM_V2_B		0x4000	/* in IRD: zero-length Send RTR */
+#define XM_V2_C		0x8000	/* in ORD: zero-length Write RTR */
+#define XM_V2_D		0x4000	/* in ORD: zero-length Read RTR */
+#define XM_V2_MASK	0x3fff
+
+/* RDMAP opcodes (RFC 5040 section 4.4) */
+#define XM_OP_WRITE	0
+#define XM_OP_READ_REQ	1
+#define XM_OP_READ_RESP	2
+#define XM_OP_SEND	3
+#define XM_OP_TERMINATE	7
+
+#define XM_STREAM_MAX	(256 * 1024)
+
+/* One direction of the TCP connection, in sequence order. */
+struct xm_stream {
+	uint16_t sport, dport;
+	uint32_t next;		/* next expected sequence number */
+	bool started;
+	size_t len;
+	uint8_t buf[XM_STREAM_MAX];
+};
+
+/* A capture on lo of the connection to the listener at port lport. */
+struct xm_cap {
+	int fd;
+	uint16_t lport;		/* host order; 0: the first SYN's port */
+	struct xm_stream ini, rsp;	/* initiator->responder and back */
+};
+
+/* An MPA Request or Reply frame as seen on the wire. */
+struct xm_frame {
+	bool ok;
+	uint8_t flags, rev;
+	uint16_t pd_len;
+	bool v2;		/* S set and at least 4 bytes of private data */
+	uint16_t ird, ord;	/* with their A/B and C/D bits */
+	size_t end;		/* offset of the first byte after the frame */
+};
+
+/* One FPDU's summary (RFC 5044 section 4.1, RFC 5041/5040 headers). */
+struct xm_fpdu {
+	uint16_t ulpdu_len;
+	uint8_t ddp, rdmap, opcode;
+	bool tagged, last;
+	uint32_t crc_wire, crc_calc;
+};
+
+static uint32_t __attribute__((unused))
+xm_crc32c(const uint8_t *p, size_t n)
+{
+	uint32_t c = ~0u;
+	int k;
+
+	while (n--) {
+		c ^= *p++;
+		for (k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78u & -(c & 1));
+	}
+	return ~c;
+}
+
+/*
+ * Start capturing TCP on lo, before the connection is made: -errno or 0.
+ * c may be large (two stream buffers): allocate it, do not put it on the
+ * stack.
+ */
+static int __attribute__((unused)) xm_cap_open(struct xm_cap *c, uint16_t lport)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_protocol = htons(ETH_P_IP) };
+	int sz = 8 << 20;
+
+	memset(c, 0, sizeof(*c));
+	c->lport = lport;
+	c->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK, htons(ETH_P_IP));
+	if (c->fd < 0)
+		return -errno;
+	sll.sll_ifindex = (int)if_nametoindex("lo");
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
+	if (!sll.sll_ifindex ||
+	    bind(c->fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		int e = -errno;
+
+		close(c->fd);
+		c->fd = -1;
+		return e ? e : -ENODEV;
+	}
+	return 0;
+}
+
+static void __attribute__((unused)) xm_cap_close(struct xm_cap *c)
+{
+	if (c && c->fd > 0)
+		close(c->fd);
+	if (c)
+		c->fd = -1;
+}
+
+/* Append a segment's payload if it is the next in sequence. */
+static void xm_stream_add(struct xm_stream *s, uint32_t seq, bool syn,
+			  const uint8_t *data, size_t n)
+{
+	size_t skip;
+
+	if (syn) {
+		s->next = seq + 1;
+		s->started = true;
+		return;
+	}
+	if (!s->started || !n)
+		return;
+	/* Duplicates (lo shows each packet leaving and arriving). */
+	if ((int32_t)(seq + n - s->next) <= 0)
+		return;
+	if ((int32_t)(seq - s->next) > 0)
+		return;		/* a gap: a lost capture; stop there */
+	skip = s->next - seq;
+	n -= skip;
+	if (n > XM_STREAM_MAX - s->len)
+		n = XM_STREAM_MAX - s->len;
+	memcpy(s->buf + s->len, data + skip, n);
+	s->len += n;
+	s->next += (uint32_t)n;
+}
+
+/* Read what the capture holds into the two streams. */
+static void __attribute__((unused)) xm_cap_drain(struct xm_cap *c)
+{
+	static uint8_t pkt[70000];
+	const struct iphdr *ip;
+	const struct tcphdr *th;
+	uint16_t sp, dp;
+	size_t ihl, thl, tot;
+	ssize_t n;
+
+	while ((n = recv(c->fd, pkt, sizeof(pkt), 0)) > 0) {
+		ip = (const struct iphdr *)pkt;
+		if ((size_t)n < sizeof(*ip) || ip->version != 4 ||
+		    ip->protocol != IPPROTO_TCP)
+			continue;
+		ihl = ip->ihl * 4u;
+		tot = ntohs(ip->tot_len);
+		if (tot > (size_t)n || ihl + sizeof(*th) > tot)
+			continue;
+		th = (const struct tcphdr *)(pkt + ihl);
+		thl = th->doff * 4u;
+		if (ihl + thl > tot)
+			continue;
+		sp = ntohs(th->source);
+		dp = ntohs(th->dest);
+		if (!c->lport && th->syn && !th->ack)
+			c->lport = dp;
+		if (dp == c->lport && (!c->ini.sport || c->ini.sport == sp)) {
+			if (th->syn && !th->ack)
+				c->ini.sport = sp, c->ini.dport = dp;
+			if (c->ini.sport == sp)
+				xm_stream_add(&c->ini, ntohl(th->seq), th->syn,
+					      pkt + ihl + thl, tot - ihl - thl);
+		} else if (sp == c->lport && c->ini.sport == dp) {
+			if (th->syn)
+				c->rsp.sport = sp, c->rsp.dport = dp;
+			xm_stream_add(&c->rsp, ntohl(th->seq), th->syn,
+				      pkt + ihl + thl, tot - ihl - thl);
+		}
+	}
+}
+
+static uint16_t xm_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* Parse the start-up frame at the beginning of s, with the given key. */
+static struct xm_frame __attribute__((unused))
+xm_frame(const struct xm_stream *s, const char *key)
+{
+	struct xm_frame f = { 0 };
+	const uint8_t *b = s->buf;
+
+	if (s->len < XM_FRAME_HDR || memcmp(b, key, XM_KEY_LEN))
+		return f;
+	f.flags = b[16];
+	f.rev = b[17];
+	f.pd_len = xm_be16(b + 18);
+	if (s->len < XM_FRAME_HDR + (size_t)f.pd_len)
+		return f;
+	f.end = XM_FRAME_HDR + f.pd_len;
+	if ((f.flags & XM_F_S) && f.pd_len >= 4) {
+		f.v2 = true;
+		f.ird = xm_be16(b + 20);
+		f.ord = xm_be16(b + 22);
+	}
+	f.ok = true;
+	return f;
+}
+
+/*
+ * The FPDU at *off in s (after the start-up frame): false when it is not
+ * complete in the capture. Moves *off past it.
+ */
+static bool __attribute__((unused))
+xm_fpdu(const struct xm_stream *s, size_t *off, struct xm_fpdu *f)
+{
+	const uint8_t *b = s->buf + *off;
+	size_t body, total;
+
+	if (*off + 4 > s->len)
+		return false;
+	f->ulpdu_len = xm_be16(b);
+	body = 2 + (size_t)f->ulpdu_len;
+	body = (body + 3) & ~(size_t)3;
+	total = body + 4;
+	if (f->ulpdu_len < 2 || *off + total > s->len)
+		return false;
+	f->ddp = b[2];
+	f->rdmap = b[3];
+	f->opcode = b[3] & 0x0f;
+	f->tagged = b[2] & 0x80;
+	f->last = b[2] & 0x40;
+	f->crc_wire = (uint32_t)b[body] | (uint32_t)b[body + 1] << 8 |
+		      (uint32_t)b[body + 2] << 16 | (uint32_t)b[body + 3] << 24;
+	f->crc_calc = xm_crc32c(b, body);
+	*off += total;
+	return true;
+}
+
+static const char __attribute__((unused)) *xm_rtr_str(uint16_t ird, uint16_t ord)
+{
+	static char s[32];
+
+	snprintf(s, sizeof(s), "%s%s%s%s", ird & XM_V2_A ? "A" : "-",
+		 ird & XM_V2_B ? "B(send)" : "", ord & XM_V2_C ? "C(write)" : "",
+		 ord & XM_V2_D ? "D(read)" : "");
+	return s;
+}
+
+#endif /* XIW_MPA_UTIL_H */
