@@ -62,6 +62,9 @@ step "build: xiw.ko with W=1, no warnings" \
 	no_diagnostics "$logs/kbuild-w1.out" make module
 step "build: provider libxiw-rdmav34.so (-Werror)" make provider
 step "build: selftests" make selftests
+# The interoperability selftests need the in-tree siw, built out of tree.
+step "build: siw.ko (reference peer, scripts/siw-build.sh)" \
+	scripts/siw-build.sh "$krel"
 if [ "$fail" -gt 0 ]; then
 	summary
 fi
