@@ -14,6 +14,9 @@
 #   console.log  the serial console        dmesg.txt   the guest's dmesg
 #   output.log   the command's output      rc          its exit status
 #
+# XIW_VM_APPEND adds to the guest kernel's command line (for example
+# slub_debug=FZPU to catch heap corruption where it happens).
+#
 # Exit status: the command's own, unless the run itself failed:
 #   124 whole-run timeout, 125 the guest died before reporting (panic,
 #   including panic_on_warn), 126 a kernel warning found in the logs.
@@ -87,7 +90,7 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 \
 	-nodefaults -no-user-config -display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" \
 	-kernel "/boot/vmlinuz-$krel" -initrd "$initrd" \
-	-append "console=ttyS0 loglevel=4 panic=-1 panic_on_warn=1 oops=panic softlockup_panic=1 hung_task_panic=1 printk.devkmsg=on" \
+	-append "console=ttyS0 loglevel=4 panic=-1 panic_on_warn=1 oops=panic softlockup_panic=1 hung_task_panic=1 printk.devkmsg=on ${XIW_VM_APPEND:-}" \
 	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$out,mount_tag=xiwout,security_model=none,multidevs=remap" \
 	-nic none > "$out/qemu.log" 2>&1 || qemu_rc=$?

@@ -883,8 +883,11 @@ int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 			  laddr, raddr, rv);
 		/* No event may follow a failed iw_connect. */
 		xiw_conn_drop_cm_id(conn);
+		/* The close drops the creator's reference, maybe the last. */
+		kref_get(&conn->ref);
 		xiw_conn_close(conn, true);
 		mutex_unlock(&conn->lock);
+		xiw_conn_put(conn);
 		return rv;
 	}
 	mutex_unlock(&conn->lock);
@@ -1058,9 +1061,12 @@ static void xiw_listen_free(struct xiw_listen *l)
 
 	list_for_each_entry_safe(conn, next, &l->conns, entry) {
 		list_del_init(&conn->entry);
+		/* The close drops the creator's reference, maybe the last. */
+		kref_get(&conn->ref);
 		mutex_lock(&conn->lock);
 		xiw_conn_close(conn, false);
 		mutex_unlock(&conn->lock);
+		xiw_conn_put(conn);
 	}
 	kfree(l);
 }

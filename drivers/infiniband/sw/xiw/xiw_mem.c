@@ -74,11 +74,23 @@ static struct xiw_mr *xiw_mr_alloc(struct xiw_device *xdev,
 	return mr;
 }
 
+/*
+ * An FRMR's two page lists are one allocation; REG_MR swaps them, so the
+ * allocation starts at whichever of the two comes first.
+ */
+static void xiw_mr_free_lists(struct xiw_mr *mr)
+{
+	if (mr->staged && mr->staged < mr->pages)
+		kvfree(mr->staged);
+	else
+		kvfree(mr->pages);
+}
+
 /* Undo xiw_mr_alloc for an MR that was never published. */
 static void xiw_mr_free_unpublished(struct xiw_device *xdev,
 				    struct xiw_mr *mr)
 {
-	kvfree(mr->pages);
+	xiw_mr_free_lists(mr);
 	kfree(mr);
 	atomic_dec(&xdev->num_mr);
 }
@@ -255,7 +267,7 @@ int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	wait_for_completion(&mr->released);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
-	kvfree(mr->pages);
+	xiw_mr_free_lists(mr);
 	kfree_rcu(mr, rcu);
 	atomic_dec(&xdev->num_mr);
 	return 0;

@@ -761,6 +761,8 @@ static void xiw_rx_segment_done(struct xiw_rx *rx)
 		if (rx->op == RDMAP_READ_RESP) {
 			struct xiw_orq_entry *o;
 			u32 idx = U32_MAX;
+			bool inv = false;
+			u32 inv_stag = 0;
 
 			spin_lock_bh(&w->lock);
 			o = &w->orq[w->orq_head % XIW_MAX_ORD];
@@ -773,9 +775,25 @@ static void xiw_rx_segment_done(struct xiw_rx *rx)
 					return;
 				}
 				idx = o->sq_idx;
+				inv = o->sqe.opcode ==
+				      IB_UVERBS_WR_RDMA_READ_WITH_INV &&
+				      o->sqe.num_sge;
+				inv_stag = o->sink_stag;
 				w->orq_head++;
 			}
 			spin_unlock_bh(&w->lock);
+			/*
+			 * Read with Invalidate: the sink's STag (its first
+			 * SGE's, as siw and cxgb4 take it: rdma_rw moves the
+			 * key on after filling ex.invalidate_rkey) is invalid
+			 * before the completion says the Read is done.
+			 */
+			if (inv && xiw_mr_invalidate(qp->xdev, qp->ibqp.pd,
+						     inv_stag, false)) {
+				xiw_sq_read_done(qp, idx, IB_WC_LOC_PROT_ERR);
+				xiw_qp_error(qp, IB_EVENT_QP_FATAL);
+				return;
+			}
 			if (idx != U32_MAX)
 				xiw_sq_read_done(qp, idx, IB_WC_SUCCESS);
 			/* A Read waiting for ORD room may go now. */

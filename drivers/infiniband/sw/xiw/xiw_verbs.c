@@ -31,6 +31,8 @@ static int xiw_query_device(struct ib_device *ibdev,
 		return -EINVAL;
 
 	memset(attr, 0, sizeof(*attr));
+	/* Fast registration, LOCAL_INV and Send with Invalidate (xiw_mem.c) */
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->max_mr_size = XIW_MAX_MR_SIZE;
