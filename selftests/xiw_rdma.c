@@ -474,6 +474,68 @@ TEST_F_TIMEOUT(conn, write_64mib, 180)
 	ASSERT_PATTERN(dst, XR_BIG, self->seed);
 }
 
+/* One Send of 64 MiB into one 64 MiB receive, checked in full. */
+TEST_F_TIMEOUT(conn, send_64mib, 180)
+{
+	uint8_t *src, *dst;
+	struct ibv_mr *smr = xr_reg(self->c->pd, XR_BIG, &src);
+	struct ibv_mr *dmr = xr_reg(self->s->pd, XR_BIG, &dst);
+	struct ibv_sge g, r;
+	struct ibv_wc wc;
+	long long t;
+
+	ASSERT_NE(NULL, smr) TH_LOG("reg_mr 64 MiB: %s", strerror(errno));
+	ASSERT_NE(NULL, dmr) TH_LOG("reg_mr 64 MiB: %s", strerror(errno));
+	xr_fill(src, XR_BIG, self->seed);
+	g = (struct ibv_sge){ (uintptr_t)src, (uint32_t)XR_BIG, smr->lkey };
+	r = (struct ibv_sge){ (uintptr_t)dst, (uint32_t)XR_BIG, dmr->lkey };
+	ASSERT_EQ(0, xr_recv_sgl(self->s, 4, &r, 1));
+	t = now_ms();
+	ASSERT_EQ(0, xr_send_sgl(self->c, IBV_WR_SEND, 5, &g, 1,
+				 IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(1, xr_poll(self->s->cq, &wc, 1, 6 * XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_EQ(4, wc.wr_id);
+	ASSERT_EQ(IBV_WC_RECV, wc.opcode);
+	ASSERT_EQ((uint32_t)XR_BIG, wc.byte_len);
+	TH_LOG("64 MiB Send: %lld ms", now_ms() - t);
+	EXPECT_ONE_WC(self->c, 5, IBV_WC_SEND, -1);
+	ASSERT_PATTERN(dst, XR_BIG, self->seed);
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(dmr);
+	free(src);
+	free(dst);
+}
+
+/* One RDMA Read of 64 MiB from the server's memory, checked in full. */
+TEST_F_TIMEOUT(conn, read_64mib, 180)
+{
+	uint8_t *src, *dst;
+	struct ibv_mr *smr = xr_reg(self->s->pd, XR_BIG, &src);
+	struct ibv_mr *dmr = xr_reg(self->c->pd, XR_BIG, &dst);
+	struct ibv_sge g;
+	struct ibv_wc wc;
+	long long t;
+
+	ASSERT_NE(NULL, smr) TH_LOG("reg_mr 64 MiB: %s", strerror(errno));
+	ASSERT_NE(NULL, dmr) TH_LOG("reg_mr 64 MiB: %s", strerror(errno));
+	xr_fill(src, XR_BIG, self->seed);
+	g = (struct ibv_sge){ (uintptr_t)dst, (uint32_t)XR_BIG, dmr->lkey };
+	t = now_ms();
+	ASSERT_EQ(0, xr_send_sgl(self->c, IBV_WR_RDMA_READ, 6, &g, 1,
+				 IBV_SEND_SIGNALED, (uintptr_t)src, smr->rkey));
+	ASSERT_EQ(1, xr_poll(self->c->cq, &wc, 1, 6 * XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_EQ(6, wc.wr_id);
+	ASSERT_EQ(IBV_WC_RDMA_READ, wc.opcode);
+	TH_LOG("64 MiB Read: %lld ms", now_ms() - t);
+	ASSERT_PATTERN(dst, XR_BIG, self->seed);
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(dmr);
+	free(src);
+	free(dst);
+}
+
 /* ---- a link and a listener; connections made by the tests ---- */
 
 FIXTURE(many) {
