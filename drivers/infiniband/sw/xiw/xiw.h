@@ -418,7 +418,6 @@ struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
 
 u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel);
 void xiw_sq_retire(struct xiw_qp *qp);
-void xiw_sq_read_done(struct xiw_qp *qp, u32 idx, u8 status);
 int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 			    struct socket *sock,
 			    const struct xiw_mpa_params *mpa);
@@ -438,7 +437,6 @@ int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len);
 int xiw_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
 int xiw_iw_destroy_listen(struct iw_cm_id *cm_id);
 void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort);
-void xiw_cm_conn_error(struct xiw_conn *conn);
 void xiw_cm_conn_get(struct xiw_conn *conn);
 void xiw_cm_conn_put(struct xiw_conn *conn);
 
@@ -449,6 +447,7 @@ void xiw_tx_start(struct xiw_qp *qp);
 void xiw_tx_stop(struct xiw_qp *qp);
 void xiw_tx_flush(struct xiw_qp *qp);
 void xiw_tx_kick(struct xiw_qp *qp);
+void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status);
 void xiw_tx_doorbell(struct xiw_qp *qp);
 void xiw_tx_terminate(struct xiw_qp *qp, u8 layer_etype, u8 ecode,
 		      const void *hdr, u32 hdr_len, u32 seg_len);

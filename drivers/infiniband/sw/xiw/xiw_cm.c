@@ -767,12 +767,6 @@ void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort)
 	xiw_conn_event(conn, abort ? XIW_EV_ABORT : XIW_EV_SHUTDOWN);
 }
 
-/* From the data path: a fatal error on the connection. */
-void xiw_cm_conn_error(struct xiw_conn *conn)
-{
-	xiw_conn_event(conn, XIW_EV_ABORT);
-}
-
 static struct net *xiw_net(struct xiw_device *xdev)
 {
 	return dev_net(xdev->netdev);

@@ -22,7 +22,7 @@
 #include "xiw.h"
 
 #define XIW_RX_BVECS	32
-#define XIW_RX_BUDGET	256	/* FPDUs per run before yielding */
+#define XIW_RX_STEPS	768	/* parse steps per run before yielding */
 
 enum xiw_rx_phase {
 	XIW_RX_HDR,
@@ -660,11 +660,7 @@ static int xiw_rx_data(struct xiw_rx *rx)
 
 	n = xiw_rx_target(rx, want, &held);
 	if (n < 0) {
-		if (rx->tgt == XIW_TGT_READ_RESP) {
-			/* Our own sink vanished: a local error. */
-			xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
-			return -EIO;
-		}
+		/* Our own sink or receive buffer vanished: a local error. */
 		xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
 		return -EIO;
 	}
@@ -710,7 +706,7 @@ static void xiw_rx_terminate(struct xiw_rx *rx)
 	w->term_sent = true;	/* answer a Terminate with none */
 	spin_unlock_bh(&w->lock);
 	if (idx != U32_MAX)
-		xiw_sq_read_done(qp, idx, IB_WC_REM_ACCESS_ERR);
+		xiw_sq_done(qp, idx, IB_WC_REM_ACCESS_ERR);
 	xiw_qp_error(qp, prot ? IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
 }
 
@@ -790,18 +786,16 @@ static void xiw_rx_segment_done(struct xiw_rx *rx)
 			 */
 			if (inv && xiw_mr_invalidate(qp->xdev, qp->ibqp.pd,
 						     inv_stag, false)) {
-				xiw_sq_read_done(qp, idx, IB_WC_LOC_PROT_ERR);
+				xiw_sq_done(qp, idx, IB_WC_LOC_PROT_ERR);
 				xiw_qp_error(qp, IB_EVENT_QP_FATAL);
 				return;
 			}
 			if (idx != U32_MAX)
-				xiw_sq_read_done(qp, idx, IB_WC_SUCCESS);
+				xiw_sq_done(qp, idx, IB_WC_SUCCESS);
 			/* A Read waiting for ORD room may go now. */
 			xiw_tx_kick(qp);
 		} else if (rx->op == RDMAP_READ_REQ) {
 			xiw_tx_kick(qp);
-		} else if (rx->op == RDMAP_SEND || rx->op == RDMAP_SEND_SE) {
-			/* only the zero-length Send RTR gets here */
 		}
 		break;
 	case XIW_TGT_TERM:
@@ -923,7 +917,7 @@ sock_end:
 static void xiw_rx_work(struct work_struct *work)
 {
 	struct xiw_rx *rx = container_of(work, struct xiw_rx, work);
-	int budget = XIW_RX_BUDGET * 3;
+	int budget = XIW_RX_STEPS;
 
 	while (!rx->dead && READ_ONCE(rx->started)) {
 		if (!xiw_rx_step(rx))

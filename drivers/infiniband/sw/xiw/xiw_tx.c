@@ -128,7 +128,7 @@ void xiw_tx_kick(struct xiw_qp *qp)
 }
 
 /* Mark SQ entry idx finished; retire what can be. Takes sq_lock. */
-static void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status)
+void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status)
 {
 	struct xiw_sq_pend *p;
 
@@ -141,11 +141,6 @@ static void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status)
 		xiw_sq_retire(qp);
 	}
 	spin_unlock_bh(&qp->sq_lock);
-}
-
-void xiw_sq_read_done(struct xiw_qp *qp, u32 idx, u8 status)
-{
-	xiw_sq_done(qp, idx, status);
 }
 
 /* Kernel virtual memory (inline data, headers) as page pieces. */

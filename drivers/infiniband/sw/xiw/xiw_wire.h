@@ -71,7 +71,6 @@ enum rdmap_opcode {
 	RDMAP_TERMINATE = 7,
 	RDMAP_IMMDT = 8,	/* RFC 7306 Immediate Data */
 	RDMAP_IMMDT_SE = 9,
-	RDMAP_NUM_OPCODES = 10,
 };
 
 /* Untagged queues (DDP-04) */
