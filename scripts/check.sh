@@ -98,16 +98,22 @@ scripts/vm-modules.sh "$krel" build/vm/modroot > "$logs/vm-modules.log" 2>&1 ||
 scripts/vm-run.sh -n selftests -t 2400 -- selftests/run_vm.sh \
 	> "$logs/vm.log" 2>&1
 vm_rc=$?
-out=build/vm/selftests/output.log
-ntap=0
-if [ -s "$out" ]; then
-	cur=
+# The TAP results of one guest's output, as named results; sets ntap.
+# A selftest that reports fewer results than its plan fails as well.
+tap_results() {	# tap_results OUTPUT-LOG
+	local out=$1 cur= line plan= got=0
+	ntap=0
+	[ -s "$out" ] || return 0
 	while IFS= read -r line; do
 		case $line in
-		"# selftest: "*) cur=${line#\# selftest: } ;;
-		"ok "*"# SKIP"*) result skip "vm: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)) ;;
-		"ok "*) result pass "vm: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)) ;;
-		"not ok "*) result fail "vm: $cur: $(cut -d' ' -f4 <<< "$line")"; ntap=$((ntap + 1)) ;;
+		"# selftest: "*)
+			tap_plan_check "$cur" "$plan" "$got"
+			cur=${line#\# selftest: } plan= got=0 ;;
+		1..[0-9]*) plan=${line#1..} ;;
+		"ok "*"# SKIP"*) result skip "vm: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
+		"ok "*) result pass "vm: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
+		"not ok "*) result fail "vm: $cur: $(cut -d' ' -f4 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
+		"Bail out!"*) result fail "vm: $cur: $line" ;;
 		"# exit: "*)
 			set -- ${line#\# exit: }
 			[ "$2" = 0 ] || [ "$2" = 4 ] ||
@@ -115,12 +121,31 @@ if [ -s "$out" ]; then
 				result fail "vm: $1 exited $2 without a failed test" ;;
 		esac
 	done < "$out"
-fi
+	tap_plan_check "$cur" "$plan" "$got"
+}
+tap_plan_check() {	# tap_plan_check SELFTEST PLAN RESULTS
+	[ -n "$1" ] && [ -n "$2" ] && [ "$3" -lt "$2" ] &&
+		result fail "vm: $1: $3 results of the $2 planned"
+	return 0
+}
+tap_results build/vm/selftests/output.log
 [ "$ntap" -gt 0 ] || result fail "vm: no selftest result" "$logs/vm.log"
 # The run itself: timeout, a guest that died, or a kernel warning.
 case $vm_rc in
 0|1) result pass "vm: kernel log clean (no WARNING/BUG/Oops/hung task)" ;;
 *) result fail "vm: run failed (vm-run.sh exit $vm_rc; logs in build/vm/selftests)" "$logs/vm.log" ;;
 esac
-echo "== logs: build/check, build/vm/selftests"
+
+echo "== two guests on one link (QEMU, panic_on_warn=1)"
+scripts/vm-pair.sh -t 900 -- selftests/xiw_pair.sh > "$logs/vm-pair.log" 2>&1
+pair_rc=$?
+tap_results build/vm/pair-a/output.log
+na=$ntap
+tap_results build/vm/pair-b/output.log
+[ $((na + ntap)) -gt 0 ] || result fail "vm pair: no result" "$logs/vm-pair.log"
+case $pair_rc in
+0|1) result pass "vm pair: kernel logs clean (no WARNING/BUG/Oops/hung task)" ;;
+*) result fail "vm pair: run failed (vm-pair.sh exit $pair_rc; logs in build/vm/pair-{a,b})" "$logs/vm-pair.log" ;;
+esac
+echo "== logs: build/check, build/vm/selftests, build/vm/pair-{a,b}"
 summary

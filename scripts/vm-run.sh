@@ -13,9 +13,12 @@
 # the console is only kept as a log. Everything lands in build/vm/NAME/:
 #   console.log  the serial console        dmesg.txt   the guest's dmesg
 #   output.log   the command's output      rc          its exit status
+#   qemu.pid     QEMU's process id (vm-pair.sh kills a guest with it)
 #
 # XIW_VM_APPEND adds to the guest kernel's command line (for example
-# slub_debug=FZPU to catch heap corruption where it happens).
+# slub_debug=FZPU to catch heap corruption where it happens). XIW_VM_NET
+# replaces the default "-nic none" with QEMU network options (vm-pair.sh
+# joins two guests this way).
 #
 # Exit status: the command's own, unless the run itself failed:
 #   124 whole-run timeout, 125 the guest died before reporting (panic,
@@ -88,12 +91,12 @@ qemu_rc=0
 timeout -k 10 "$timeout_s" qemu-system-x86_64 \
 	-accel "${XIW_VM_ACCEL:-tcg}" -machine q35 -cpu max -smp 2 -m "$mem" \
 	-nodefaults -no-user-config -display none -monitor none -no-reboot \
-	-serial "file:$out/console.log" \
+	-serial "file:$out/console.log" -pidfile "$out/qemu.pid" \
 	-kernel "/boot/vmlinuz-$krel" -initrd "$initrd" \
 	-append "console=ttyS0 loglevel=4 panic=-1 panic_on_warn=1 oops=panic softlockup_panic=1 hung_task_panic=1 printk.devkmsg=on ${XIW_VM_APPEND:-}" \
 	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$out,mount_tag=xiwout,security_model=none,multidevs=remap" \
-	-nic none > "$out/qemu.log" 2>&1 || qemu_rc=$?
+	${XIW_VM_NET:--nic none} > "$out/qemu.log" 2>&1 || qemu_rc=$?
 
 # Anything here means the kernel is unhealthy, whatever the command said.
 BAD='WARNING:|BUG:|Oops|general protection|refcount_t|list_del corruption|list_add corruption|INFO: task .* blocked|Kernel panic|UBSAN|KASAN|rcu: .*stall|unregister_netdevice: waiting for'

@@ -1,0 +1,219 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Two guests, one link (scripts/vm-pair.sh): xiw on a virtio-net NIC in
+# each, the standard RDMA tools across the link, then the two ways a peer
+# goes away without closing its connections. Role "a" (10.98.0.1) runs the
+# servers, role "b" (10.98.0.2) the clients. The roles meet on a control
+# port (9000) before each step, so no client races its server.
+#
+#   1-6  rping with data validation, ib_{write,read,send}_bw -R at 64 KiB,
+#        ib_write_lat -R, qperf -cm1 rc_bw/rc_lat/rc_rdma_{read,write}_bw
+#   7-8  link pulled on a under an rping stream: both ends fail the stream
+#        and drop their QPs within the bound of admin-guide.rst (V-06):
+#        ka_idle_s + 15 s, ka_idle_s = 5 here
+#   9-10 guest a killed (QEMU SIGKILL) under an rping stream: b fails it
+#        within the same bound (V-06)
+#
+# Output is TAP, one stream per guest, read by scripts/check.sh.
+set -u
+role=${1:?role a or b}
+A=10.98.0.1
+B=10.98.0.2
+KA=5			# ka_idle_s for the loss tests
+BOUND=$((KA + 15 + 15))	# the documented bound plus start-up slack
+out=/mnt/xiw-out
+name=xiw_pair_$role
+n=0
+fails=0
+
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+not_ok() {
+	n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n $1"
+	[ -n "${2:-}" ] && [ -s "$2" ] && sed 's/^/# /' "$2" | tail -n 30
+}
+check() {	# check NAME LOG COMMAND...: ok iff COMMAND exits 0
+	local t=$1 log=$2
+	shift 2
+	if "$@"; then ok "$t"; else not_ok "$t" "$log"; fi
+}
+bail() { echo "Bail out! $*"; echo "# exit: $name 1"; exit 1; }
+logged() { "$@" > "$log" 2>&1; }	# run into this step's log
+
+# The control port: a announces step N, b waits for it.
+ready() {	# ready N (role a)
+	timeout 300 python3 -c '
+import socket, sys
+s = socket.create_server((sys.argv[1], 9000))
+c, _ = s.accept()
+c.sendall(sys.argv[2].encode())
+c.close()' "$A" "$1" || bail "control: step $1 not taken by b"
+}
+await() {	# await N (role b)
+	local i got
+	for i in $(seq 600); do
+		got=$( (exec 3<>"/dev/tcp/$A/9000" && cat <&3) 2>/dev/null)
+		[ "$got" = "$1" ] && return 0
+		[ -n "$got" ] && bail "control: expected step $1, a says $got"
+		sleep 0.5
+	done
+	bail "control: step $1 never announced"
+}
+listening() {	# listening PORT: wait until a server listens on it
+	local i
+	for i in $(seq 120); do
+		ss -Hltn "sport = :$1" | grep -q . && return 0
+		sleep 0.5
+	done
+	return 1
+}
+established() {	# established PORT: wait for a connection on it
+	local i
+	for i in $(seq 120); do
+		ss -Htn state established "( sport = :$1 or dport = :$1 )" |
+			grep -q . && return 0
+		sleep 0.5
+	done
+	return 1
+}
+# An rping without -C streams until its connection breaks, and then exits
+# after a DISCONNECTED event (with status 0, rping's choice): it must not
+# have been stopped by timeout(1), and must have ended within the bound.
+broke_in() {	# broke_in RC SECONDS BOUND
+	[ "$1" -ne 124 ] && [ "$1" -ne 137 ] && [ "$2" -le "$3" ] &&
+		grep -q "DISCONNECT EVENT" "$log"
+}
+no_qps() {	# no xiw QP left on xiw0
+	! rdma res show qp link xiw0/1 2>/dev/null | grep -q lqpn
+}
+
+echo "TAP version 13"
+echo "# selftest: $name"
+scripts/install.sh --prepared build/vm/modroot || bail "install failed"
+modprobe -a ib_uverbs iw_cm rdma_ucm virtio_net || bail "base modules"
+nic=
+for d in /sys/class/net/*; do
+	[ -e "$d/device" ] && nic=$(basename "$d") && break
+done
+[ -n "$nic" ] || bail "no NIC in the guest"
+me=$([ "$role" = a ] && echo $A || echo $B)
+ip addr add "$me/24" dev "$nic" && ip link set "$nic" up || bail "addr"
+rdma link add xiw0 type xiw netdev "$nic" || bail "rdma link add"
+echo $KA > /sys/module/xiw/parameters/ka_idle_s || bail "ka_idle_s"
+# a is killed after its 7 results; b has 10.
+echo "1..$([ "$role" = a ] && echo 7 || echo 10)"
+log=$(mktemp)
+
+perf_steps="ib_write_bw:18515 ib_read_bw:18516 ib_send_bw:18517 ib_write_lat:18518"
+if [ "$role" = a ]; then
+	# 1: rping, 200 exchanges of 16 KiB.
+	timeout 180 rping -s -a $A -p 7174 -C 200 -S 16384 > "$log" 2>&1 &
+	srv=$!
+	listening 7174 || bail "rping server does not listen"
+	ready 1
+	check "rping_server" "$log" wait $srv
+	# 2-5: perftest servers, one run each.
+	step=2
+	for p in $perf_steps; do
+		prog=${p%:*} port=${p#*:}
+		iters=200
+		size=$([ "$prog" = ib_write_lat ] && echo 64 || echo 65536)
+		timeout 180 "$prog" -R -F -d xiw0 -p "$port" -n $iters \
+			-s $size > "$log" 2>&1 &
+		srv=$!
+		listening "$port" || bail "$prog does not listen"
+		ready $step
+		check "${prog}_server" "$log" wait $srv
+		step=$((step + 1))
+	done
+	# 6: qperf's server runs until b says it is done.
+	qperf > "$log" 2>&1 &
+	srv=$!
+	listening 19765 || bail "qperf does not listen"
+	ready 6
+	ready 7
+	kill $srv; wait $srv 2>/dev/null
+	# 8: the link goes down under a running stream.
+	timeout 180 rping -s -a $A -p 7174 -S 4096 > "$log" 2>&1 &
+	srv=$!
+	listening 7174 || bail "rping server does not listen"
+	ready 8
+	established 7174 || bail "no rping connection"
+	sleep 3
+	ip link set "$nic" down
+	t0=$(date +%s)
+	wait $srv
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	echo "# rping server exit $rc ${dt}s after the link went down"
+	check "link_down_local_fails_in_bound" "$log" broke_in $rc $dt $BOUND
+	ip link set "$nic" up
+	check "link_down_local_leaves_no_qp" "$log" no_qps
+	# 9: b asks for this guest to be killed under the stream; the
+	# step is b's to pass, ending here would be a failure.
+	timeout 300 rping -s -a $A -p 7174 -S 4096 > "$log" 2>&1 &
+	srv=$!
+	listening 7174 || bail "rping server does not listen"
+	ready 9
+	wait $srv
+	bail "still alive: b never had this guest killed"
+fi
+
+# Role b: the clients.
+await 1
+check "rping_200x16k_validated" "$log" logged timeout 180 rping -c -a $A \
+	-p 7174 -C 200 -S 16384 -v -V
+step=2
+for p in $perf_steps; do
+	prog=${p%:*} port=${p#*:}
+	iters=200
+	size=$([ "$prog" = ib_write_lat ] && echo 64 || echo 65536)
+	await $step
+	if timeout 180 "$prog" -R -F -d xiw0 -p "$port" -n $iters -s $size \
+		$A > "$log" 2>&1 && grep -q "^ *$size " "$log"; then
+		ok "$prog"
+		grep "^ *$size " "$log" | sed 's/^/# /'
+	else
+		not_ok "$prog" "$log"
+	fi
+	step=$((step + 1))
+done
+await 6
+if timeout 180 qperf -cm1 -t 3 -m 65536 $A rc_bw rc_lat rc_rdma_read_bw \
+	rc_rdma_write_bw > "$log" 2>&1 &&
+   [ "$(grep -c -E '^ *(bw|latency) +=' "$log")" -eq 4 ]; then
+	ok "qperf_rc"
+	sed 's/^/# /' "$log"
+else
+	not_ok "qperf_rc" "$log"
+fi
+await 7
+# 8: a pulls its link under this stream.
+await 8
+t0=$(date +%s)
+timeout 180 rping -c -a $A -p 7174 -S 4096 > "$log" 2>&1
+rc=$?
+dt=$(($(date +%s) - t0))
+echo "# rping client exit $rc ${dt}s after connecting; a pulled its link 3 s in"
+grep -m1 "completion\|error\|DISCONNECT" "$log" | sed 's/^/# /'
+check "link_down_remote_fails_in_bound" "$log" broke_in $rc $dt $((BOUND + 3))
+check "link_down_remote_leaves_no_qp" "$log" no_qps
+# 9: have a killed under this stream.
+await 9
+timeout 300 rping -c -a $A -p 7174 -S 4096 > "$log" 2>&1 &
+cli=$!
+established 7174 || bail "no rping connection"
+sleep 2
+touch $out/kill-peer
+for i in $(seq 100); do [ -s $out/peer-killed ] && break; sleep 0.2; done
+[ "$(cat $out/peer-killed 2>/dev/null)" = a ] || bail "a was not killed"
+t0=$(date +%s)
+wait $cli
+rc=$?
+dt=$(($(date +%s) - t0))
+echo "# rping client exit $rc ${dt}s after a was killed"
+grep -m1 "completion\|error\|DISCONNECT" "$log" | sed 's/^/# /'
+check "peer_killed_fails_in_bound" "$log" broke_in $rc $dt $BOUND
+check "peer_killed_leaves_no_qp" "$log" no_qps
+echo "# exit: $name $((fails > 0))"
+[ $fails -eq 0 ]
