@@ -70,9 +70,9 @@ build_initrd() {
 	done
 	cp "$here/vm-initramfs-init" "$tmp/init"
 	chmod +x "$tmp/init"
-	mkdir -p "$vmdir"
-	(cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) > "$initrd.tmp"
-	mv "$initrd.tmp" "$initrd"
+	mkdir -p "$vmdir"	# two runs may build at once (vm-pair.sh): own temp file
+	(cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) > "$initrd.$$.tmp"
+	mv "$initrd.$$.tmp" "$initrd"
 	rm -rf "$tmp"
 }
 
@@ -100,7 +100,12 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 \
 
 # Anything here means the kernel is unhealthy, whatever the command said.
 BAD='WARNING:|BUG:|Oops|general protection|refcount_t|list_del corruption|list_add corruption|INFO: task .* blocked|Kernel panic|UBSAN|KASAN|rcu: .*stall|unregister_netdevice: waiting for'
-bad=$(grep -h -E "$BAD" "$out/console.log" "$out/dmesg.txt" 2>/dev/null | head -20 || true)
+# (A user process's fault is logged as "traps: NAME[PID] general protection
+# fault ip:...": the program's failure, which its test reports, not the
+# kernel's.)
+bad=$(grep -h -E "$BAD" "$out/console.log" "$out/dmesg.txt" 2>/dev/null |
+	grep -v -E '\] traps: [^ ]+\[[0-9]+\] general protection fault ip:' |
+	head -20 || true)
 
 if [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
 	echo "vm-run: $name: timed out after ${timeout_s}s (logs in $out)" >&2

@@ -7,13 +7,16 @@
 # servers, role "b" (10.98.0.2) the clients. The roles meet on a control
 # port (9000) before each step, so no client races its server.
 #
-#   1-6  rping with data validation, ib_{write,read,send}_bw -R at 64 KiB,
-#        ib_write_lat -R, qperf -cm1 rc_bw/rc_lat/rc_rdma_{read,write}_bw
-#   7-8  link pulled on a under an rping stream: both ends fail the stream
-#        and drop their QPs within the bound of admin-guide.rst (V-06):
-#        ka_idle_s + 15 s, ka_idle_s = 5 here
-#   9-10 guest a killed (QEMU SIGKILL) under an rping stream: b fails it
-#        within the same bound (V-06)
+# In order:
+# - rping with data validation, ib_{write,read,send}_bw -R at 64 KiB,
+#   ib_write_lat -R, qperf -cm1 rc_bw/rc_lat/rc_rdma_{read,write}_bw;
+# - the same but qperf with the kernel's siw serving on a
+#   (build/siw/siw.ko): xiw and siw across a real link;
+# - the link pulled on a under an rping stream: both ends fail the stream
+#   and drop their QPs within the bound of admin-guide.rst (V-06),
+#   ka_idle_s + 15 s, with ka_idle_s = 5 here;
+# - guest a killed (QEMU SIGKILL) under an rping stream: b fails it within
+#   the same bound (V-06).
 #
 # Output is TAP, one stream per guest, read by scripts/check.sh.
 set -u
@@ -100,44 +103,77 @@ me=$([ "$role" = a ] && echo $A || echo $B)
 ip addr add "$me/24" dev "$nic" && ip link set "$nic" up || bail "addr"
 rdma link add xiw0 type xiw netdev "$nic" || bail "rdma link add"
 echo $KA > /sys/module/xiw/parameters/ka_idle_s || bail "ka_idle_s"
-# a is killed after its 7 results; b has 10.
-echo "1..$([ "$role" = a ] && echo 7 || echo 10)"
+# a is killed after its 12 results; b has 15.
+echo "1..$([ "$role" = a ] && echo 12 || echo 15)"
 log=$(mktemp)
 
 perf_steps="ib_write_bw:18515 ib_read_bw:18516 ib_send_bw:18517 ib_write_lat:18518"
-if [ "$role" = a ]; then
-	# 1: rping, 200 exchanges of 16 KiB.
+step=0
+
+# Role a: rping and the perftest servers on device $1; results tagged $2.
+serve() {
+	local dev=$1 tag=$2 p prog port size
 	timeout 180 rping -s -a $A -p 7174 -C 200 -S 16384 > "$log" 2>&1 &
 	srv=$!
 	listening 7174 || bail "rping server does not listen"
-	ready 1
-	check "rping_server" "$log" wait $srv
-	# 2-5: perftest servers, one run each.
-	step=2
+	ready $((++step))
+	check "rping_server$tag" "$log" wait $srv
 	for p in $perf_steps; do
 		prog=${p%:*} port=${p#*:}
-		iters=200
 		size=$([ "$prog" = ib_write_lat ] && echo 64 || echo 65536)
-		timeout 180 "$prog" -R -F -d xiw0 -p "$port" -n $iters \
+		timeout 180 "$prog" -R -F -d "$dev" -p "$port" -n 200 \
 			-s $size > "$log" 2>&1 &
 		srv=$!
 		listening "$port" || bail "$prog does not listen"
-		ready $step
-		check "${prog}_server" "$log" wait $srv
-		step=$((step + 1))
+		ready $((++step))
+		check "${prog}_server$tag" "$log" wait $srv
 	done
-	# 6: qperf's server runs until b says it is done.
+}
+
+# Role b: the matching clients, on xiw0.
+clients() {
+	local tag=$1 p prog port size
+	await $((++step))
+	check "rping_200x16k_validated$tag" "$log" logged timeout 180 \
+		rping -c -a $A -p 7174 -C 200 -S 16384 -v -V
+	for p in $perf_steps; do
+		prog=${p%:*} port=${p#*:}
+		size=$([ "$prog" = ib_write_lat ] && echo 64 || echo 65536)
+		await $((++step))
+		if timeout 180 "$prog" -R -F -d xiw0 -p "$port" -n 200 \
+			-s $size $A > "$log" 2>&1 &&
+		   grep -q "^ *$size " "$log"; then
+			ok "$prog$tag"
+			grep "^ *$size " "$log" | sed 's/^/# /'
+		else
+			not_ok "$prog$tag" "$log"
+		fi
+	done
+}
+
+if [ "$role" = a ]; then
+	serve xiw0 ""
+	# qperf's server runs until b says it is done.
 	qperf > "$log" 2>&1 &
 	srv=$!
 	listening 19765 || bail "qperf does not listen"
-	ready 6
-	ready 7
+	ready $((++step))
+	ready $((++step))
 	kill $srv; wait $srv 2>/dev/null
-	# 8: the link goes down under a running stream.
+	# The same programs with the kernel's siw as the server (xiw the
+	# client): interoperability across a real link.
+	rdma link delete xiw0 || bail "rdma link delete xiw0"
+	modprobe libcrc32c && insmod build/siw/siw.ko ||
+		bail "siw.ko (scripts/siw-build.sh builds it)"
+	rdma link add siw0 type siw netdev "$nic" || bail "rdma link add siw0"
+	serve siw0 "_siw_server"
+	rdma link delete siw0 || bail "rdma link delete siw0"
+	rdma link add xiw0 type xiw netdev "$nic" || bail "rdma link add xiw0"
+	# The link goes down under a running stream.
 	timeout 180 rping -s -a $A -p 7174 -S 4096 > "$log" 2>&1 &
 	srv=$!
 	listening 7174 || bail "rping server does not listen"
-	ready 8
+	ready $((++step))
 	established 7174 || bail "no rping connection"
 	sleep 3
 	ip link set "$nic" down
@@ -149,36 +185,19 @@ if [ "$role" = a ]; then
 	check "link_down_local_fails_in_bound" "$log" broke_in $rc $dt $BOUND
 	ip link set "$nic" up
 	check "link_down_local_leaves_no_qp" "$log" no_qps
-	# 9: b asks for this guest to be killed under the stream; the
+	# b asks for this guest to be killed under the next stream; the
 	# step is b's to pass, ending here would be a failure.
 	timeout 300 rping -s -a $A -p 7174 -S 4096 > "$log" 2>&1 &
 	srv=$!
 	listening 7174 || bail "rping server does not listen"
-	ready 9
+	ready $((++step))
 	wait $srv
 	bail "still alive: b never had this guest killed"
 fi
 
 # Role b: the clients.
-await 1
-check "rping_200x16k_validated" "$log" logged timeout 180 rping -c -a $A \
-	-p 7174 -C 200 -S 16384 -v -V
-step=2
-for p in $perf_steps; do
-	prog=${p%:*} port=${p#*:}
-	iters=200
-	size=$([ "$prog" = ib_write_lat ] && echo 64 || echo 65536)
-	await $step
-	if timeout 180 "$prog" -R -F -d xiw0 -p "$port" -n $iters -s $size \
-		$A > "$log" 2>&1 && grep -q "^ *$size " "$log"; then
-		ok "$prog"
-		grep "^ *$size " "$log" | sed 's/^/# /'
-	else
-		not_ok "$prog" "$log"
-	fi
-	step=$((step + 1))
-done
-await 6
+clients ""
+await $((++step))
 if timeout 180 qperf -cm1 -t 3 -m 65536 $A rc_bw rc_lat rc_rdma_read_bw \
 	rc_rdma_write_bw > "$log" 2>&1 &&
    [ "$(grep -c -E '^ *(bw|latency) +=' "$log")" -eq 4 ]; then
@@ -187,9 +206,10 @@ if timeout 180 qperf -cm1 -t 3 -m 65536 $A rc_bw rc_lat rc_rdma_read_bw \
 else
 	not_ok "qperf_rc" "$log"
 fi
-await 7
-# 8: a pulls its link under this stream.
-await 8
+await $((++step))
+clients "_to_siw"
+# a pulls its link under this stream.
+await $((++step))
 t0=$(date +%s)
 timeout 180 rping -c -a $A -p 7174 -S 4096 > "$log" 2>&1
 rc=$?
@@ -198,8 +218,8 @@ echo "# rping client exit $rc ${dt}s after connecting; a pulled its link 3 s in"
 grep -m1 "completion\|error\|DISCONNECT" "$log" | sed 's/^/# /'
 check "link_down_remote_fails_in_bound" "$log" broke_in $rc $dt $((BOUND + 3))
 check "link_down_remote_leaves_no_qp" "$log" no_qps
-# 9: have a killed under this stream.
-await 9
+# Have a killed under this stream.
+await $((++step))
 timeout 300 rping -c -a $A -p 7174 -S 4096 > "$log" 2>&1 &
 cli=$!
 established 7174 || bail "no rping connection"

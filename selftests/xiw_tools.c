@@ -24,12 +24,23 @@
 /* Client run time limit, seconds (TCG emulation is slow). */
 #define CLIENT_S	60
 
-FIXTURE(tool) {
-	struct xr_link link;
+/* One server and its client, whichever fixture runs them. */
+struct run {
 	pid_t srv;
 	char log[64];
 	char out[65536];
 };
+
+FIXTURE(tool) {
+	struct xr_link link;
+	struct run r;
+};
+
+static void run_init(struct run *self)
+{
+	snprintf(self->log, sizeof(self->log), "/tmp/xiw_tools.%d.log",
+		 getpid());
+}
 
 FIXTURE_SETUP(tool)
 {
@@ -37,11 +48,10 @@ FIXTURE_SETUP(tool)
 	ASSERT_EQ(0, xr_link_add(&self->link))
 		TH_LOG("cannot create %s on %s", self->link.ibdev,
 		       self->link.netdev);
-	snprintf(self->log, sizeof(self->log), "/tmp/xiw_tools.%d.log",
-		 getpid());
+	run_init(&self->r);
 }
 
-static void kill_server(FIXTURE_DATA(tool) *self)
+static void kill_server(struct run *self)
 {
 	if (self->srv > 0) {
 		kill(-self->srv, SIGKILL);
@@ -50,10 +60,15 @@ static void kill_server(FIXTURE_DATA(tool) *self)
 	}
 }
 
-FIXTURE_TEARDOWN(tool)
+static void run_fini(struct run *self)
 {
 	kill_server(self);
 	unlink(self->log);
+}
+
+FIXTURE_TEARDOWN(tool)
+{
+	run_fini(&self->r);
 }
 
 /* Is a TCP socket (a kernel one too) listening on port? */
@@ -83,7 +98,7 @@ static bool listening(int port)
  * file; wait until something listens on port (at most 10 s: a device with
  * no connection manager never listens, and the client then fails).
  */
-static pid_t start_server(FIXTURE_DATA(tool) *self, int secs, int port,
+static pid_t start_server(struct run *self, int secs, int port,
 			  const char *fmt, ...)
 {
 	char cmd[768], full[1024];
@@ -110,7 +125,7 @@ static pid_t start_server(FIXTURE_DATA(tool) *self, int secs, int port,
 }
 
 /* Wait up to ms for the server to exit; its status, or -1 (killed). */
-static int server_status(FIXTURE_DATA(tool) *self, int ms)
+static int server_status(struct run *self, int ms)
 {
 	long long end = now_ms() + ms;
 	int st;
@@ -126,7 +141,7 @@ static int server_status(FIXTURE_DATA(tool) *self, int ms)
 	return -1;
 }
 
-static void show_server_log(FIXTURE_DATA(tool) *self)
+static void show_server_log(struct run *self)
 {
 	char buf[4096];
 
@@ -143,54 +158,59 @@ static int count_lines(const char *s, const char *prefix)
 	return n;
 }
 
-/* Run the client; on failure show both sides' output. */
-#define CLIENT_OK(fmt, ...) do {					\
-	int __rc = xsh(self->out, sizeof(self->out),			\
+/* Run rn's client; on failure show both sides' output. */
+#define RUN_CLIENT_OK(rn, fmt, ...) do {				\
+	struct run *__r = (rn);					\
+	int __rc = xsh(__r->out, sizeof(__r->out),			\
 		       "timeout -k 2 %d " fmt, CLIENT_S, ##__VA_ARGS__);	\
 	if (__rc) {							\
-		fprintf(stderr, "# client output:\n%s\n", self->out);	\
-		kill_server(self);					\
-		show_server_log(self);					\
+		fprintf(stderr, "# client output:\n%s\n", __r->out);	\
+		kill_server(__r);					\
+		show_server_log(__r);					\
 	}								\
 	ASSERT_EQ(0, __rc) TH_LOG("client exit status %d", __rc);	\
 } while (0)
 
-/* The server exits by itself after its one run, with status 0. */
-#define SERVER_OK() do {						\
-	int __st = server_status(self, 15000);				\
+/* rn's server exits by itself after its one run, with status 0. */
+#define RUN_SERVER_OK(rn) do {						\
+	struct run *__r = (rn);					\
+	int __st = server_status(__r, 15000);				\
 	if (__st)							\
-		show_server_log(self);					\
+		show_server_log(__r);					\
 	ASSERT_EQ(0, __st) TH_LOG("server exit status %d (-1: killed)", __st); \
 } while (0)
 
+#define CLIENT_OK(fmt, ...)	RUN_CLIENT_OK(&self->r, fmt, ##__VA_ARGS__)
+#define SERVER_OK()		RUN_SERVER_OK(&self->r)
+
 TEST_F_TIMEOUT(tool, rping_100, 120)
 {
-	ASSERT_LT(0, start_server(self, CLIENT_S + 10, 7174,
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7174,
 				  "rping -s -a " XR_ADDR " -p 7174 -C 100 -v"));
 	CLIENT_OK("rping -c -a " XR_ADDR " -p 7174 -C 100 -v");
-	ASSERT_EQ(100, count_lines(self->out, "ping data: rdma-ping-"))
-		TH_LOG("client output:\n%s", self->out);
-	ASSERT_NE(NULL, strstr(self->out, "ping data: rdma-ping-99: "));
+	ASSERT_EQ(100, count_lines(self->r.out, "ping data: rdma-ping-"))
+		TH_LOG("client output:\n%s", self->r.out);
+	ASSERT_NE(NULL, strstr(self->r.out, "ping data: rdma-ping-99: "));
 	SERVER_OK();
 }
 
 TEST_F_TIMEOUT(tool, ucmatose_4_connections, 120)
 {
-	ASSERT_LT(0, start_server(self, CLIENT_S + 10, 7471,
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7471,
 				  "ucmatose -b " XR_ADDR " -p 7471 -c 4"));
 	CLIENT_OK("ucmatose -s " XR_ADDR " -p 7471 -c 4");
-	ASSERT_NE(NULL, strstr(self->out, "test complete"))
-		TH_LOG("client output:\n%s", self->out);
+	ASSERT_NE(NULL, strstr(self->r.out, "test complete"))
+		TH_LOG("client output:\n%s", self->r.out);
 	SERVER_OK();
 }
 
 TEST_F_TIMEOUT(tool, rdma_server_client, 120)
 {
-	ASSERT_LT(0, start_server(self, CLIENT_S + 10, 7472,
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7472,
 				  "rdma_server -s " XR_ADDR " -p 7472"));
 	CLIENT_OK("rdma_client -s " XR_ADDR " -p 7472");
-	ASSERT_NE(NULL, strstr(self->out, "rdma_client: end 0"))
-		TH_LOG("client output:\n%s", self->out);
+	ASSERT_NE(NULL, strstr(self->r.out, "rdma_client: end 0"))
+		TH_LOG("client output:\n%s", self->r.out);
 	SERVER_OK();
 }
 
@@ -199,15 +219,15 @@ static void perftest(struct __test_metadata *_metadata,
 		     FIXTURE_DATA(tool) *self, const char *prog, int port,
 		     int iters)
 {
-	ASSERT_LT(0, start_server(self, CLIENT_S + 10, port,
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, port,
 				  "%s -R -F -d %s -p %d -n %d -s 4096", prog,
 				  self->link.ibdev, port, iters));
 	CLIENT_OK("%s -R -F -d %s -p %d -n %d -s 4096 " XR_ADDR, prog,
 		  self->link.ibdev, port, iters);
-	ASSERT_NE(NULL, strstr(self->out, "#bytes"))
-		TH_LOG("no result table:\n%s", self->out);
-	ASSERT_NE(NULL, strstr(self->out, " 4096 "))
-		TH_LOG("no 4096-byte result:\n%s", self->out);
+	ASSERT_NE(NULL, strstr(self->r.out, "#bytes"))
+		TH_LOG("no result table:\n%s", self->r.out);
+	ASSERT_NE(NULL, strstr(self->r.out, " 4096 "))
+		TH_LOG("no 4096-byte result:\n%s", self->r.out);
 	SERVER_OK();
 }
 
@@ -251,36 +271,108 @@ TEST_F_TIMEOUT(tool, qperf_rc, 120)
 
 	int rc;
 
-	ASSERT_LT(0, start_server(self, CLIENT_S + 10, 19765, "qperf"));
-	rc = xsh(self->out, sizeof(self->out), "timeout -k 2 %d qperf -cm1 -t 2 "
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 19765, "qperf"));
+	rc = xsh(self->r.out, sizeof(self->r.out), "timeout -k 2 %d qperf -cm1 -t 2 "
 		 "-m 4096 " XR_ADDR " rc_bw rc_lat rc_rdma_read_bw "
 		 "rc_rdma_write_bw", CLIENT_S);
-	if (rc && xr_is_siw() && strstr(self->out, "failed to create QP"))
+	if (rc && xr_is_siw() && strstr(self->r.out, "failed to create QP"))
 		SKIP(return, "qperf cannot create its RC QP on siw (EINVAL)");
-	ASSERT_EQ(0, rc) TH_LOG("client exit status %d:\n%s", rc, self->out);
+	ASSERT_EQ(0, rc) TH_LOG("client exit status %d:\n%s", rc, self->r.out);
 	for (i = 0; i < 4; i++)
-		if (!strstr(self->out, tests[i]))
+		if (!strstr(self->r.out, tests[i]))
 			break;
-	ASSERT_EQ(4, i) TH_LOG("a result is missing:\n%s", self->out);
-	ASSERT_FALSE(strstr(self->out, "failed") != NULL)
-		TH_LOG("client output:\n%s", self->out);
-	kill_server(self);
+	ASSERT_EQ(4, i) TH_LOG("a result is missing:\n%s", self->r.out);
+	ASSERT_FALSE(strstr(self->r.out, "failed") != NULL)
+		TH_LOG("client output:\n%s", self->r.out);
+	kill_server(&self->r);
 }
 
 TEST_F_TIMEOUT(tool, rstream_rsockets, 120)
 {
-	ASSERT_LT(0, start_server(self, CLIENT_S + 10, 7473,
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7473,
 				  "rstream -b " XR_ADDR " -p 7473 -S 4096 -C 20 -I 5 -T v"));
 	CLIENT_OK("rstream -s " XR_ADDR " -p 7473 -S 4096 -C 20 -I 5 -T v");
-	ASSERT_NE(NULL, strstr(self->out, "4k"))
-		TH_LOG("no result line:\n%s", self->out);
+	ASSERT_NE(NULL, strstr(self->r.out, "4k"))
+		TH_LOG("no result line:\n%s", self->r.out);
 	SERVER_OK();
 }
 
-/* The last fixture's link, once every test process is gone. */
+/*
+ * ---- across drivers: xiw and the kernel's siw (scripts/siw-build.sh) ----
+ *
+ * xiw on xr0 (10.99.0.1, xiwT0) and siw on xr1 (10.99.1.1, siwT1), as in
+ * xiw_interop.c. The server listens on its own driver's address and the
+ * client binds its source address to the other driver's (rping -a, -I):
+ * rdma_cm picks each end's device by its address, so the two ends are on
+ * different drivers.
+ *
+ * Not here: the programs whose server can only listen on the wildcard
+ * address (perftest, qperf). A wildcard rdma_listen listens on every
+ * RDMA device, and siw's listening socket is not tied to its netdev, so
+ * on one host it also takes connections meant for xiw's address: which
+ * driver answers is then not the test's choice. selftests/xiw_pair.sh
+ * runs those programs between xiw and siw in two guests instead.
+ */
+#define XC_XIW_NETDEV	"xr0"
+#define XC_XIW_DEV	"xiwT0"
+#define XC_SIW_NETDEV	"xr1"
+#define XC_SIW_DEV	"siwT1"
+#define XC_SIW_ADDR	"10.99.1.1"
+
+FIXTURE(cross) {
+	struct xr_link xl, sl;
+	struct run r;
+	const char *sdev, *cdev, *saddr, *caddr;
+};
+
+FIXTURE_VARIANT(cross) {
+	bool xiw_client;
+};
+
+FIXTURE_VARIANT_ADD(cross, xiw_to_siw) { .xiw_client = true };
+FIXTURE_VARIANT_ADD(cross, siw_to_xiw) { .xiw_client = false };
+
+FIXTURE_SETUP(cross)
+{
+	xr_lo_mtu(65536);
+	ASSERT_EQ(0, xr_link_make(&self->xl, "xiw", XC_XIW_NETDEV, XC_XIW_DEV,
+				  XR_ADDR)) TH_LOG("cannot create " XC_XIW_DEV);
+	ASSERT_EQ(0, xr_link_make(&self->sl, "siw", XC_SIW_NETDEV, XC_SIW_DEV,
+				  XC_SIW_ADDR))
+		TH_LOG("cannot create " XC_SIW_DEV " (scripts/siw-build.sh builds build/siw/siw.ko)");
+	self->cdev = variant->xiw_client ? XC_XIW_DEV : XC_SIW_DEV;
+	self->caddr = variant->xiw_client ? XR_ADDR : XC_SIW_ADDR;
+	self->sdev = variant->xiw_client ? XC_SIW_DEV : XC_XIW_DEV;
+	self->saddr = variant->xiw_client ? XC_SIW_ADDR : XR_ADDR;
+	run_init(&self->r);
+}
+
+FIXTURE_TEARDOWN(cross)
+{
+	run_fini(&self->r);
+}
+
+TEST_F_TIMEOUT(cross, rping_100, 120)
+{
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7174,
+				  "rping -s -a %s -p 7174 -C 100 -v -V",
+				  self->saddr));
+	CLIENT_OK("rping -c -a %s -I %s -p 7174 -C 100 -v -V", self->saddr,
+		  self->caddr);
+	ASSERT_EQ(100, count_lines(self->r.out, "ping data: rdma-ping-"))
+		TH_LOG("client output:\n%s", self->r.out);
+	SERVER_OK();
+}
+
+/* The links, once every test process is gone. */
 static void __attribute__((destructor)) purge(void)
 {
 	xr_link_purge();
+	if (!ibdev_exists(XC_SIW_DEV) && !ibdev_exists(XC_XIW_DEV))
+		return;
+	sh("flock -w 60 " XR_LOCK " sh -c 'rdma link delete " XC_SIW_DEV
+	   "; ip link del " XC_SIW_NETDEV "; rdma link delete " XC_XIW_DEV
+	   "; ip link del " XC_XIW_NETDEV "' >/dev/null 2>&1");
 }
 
 TEST_HARNESS_MAIN
