@@ -12,6 +12,7 @@
  * project's iWARP conformance checklist.
  */
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include "kselftest_harness.h"
@@ -45,7 +46,8 @@ static void xe_events_read(struct xe_events *l, int ms)
 			break;
 		if (l->n < (int)(sizeof(l->ev) / sizeof(l->ev[0]))) {
 			l->ev[l->n].type = ev.event_type;
-			l->ev[l->n].qp = ev.event_type <= IBV_EVENT_PATH_MIG_ERR ||
+			l->ev[l->n].qp = (ev.event_type >= IBV_EVENT_QP_FATAL &&
+					  ev.event_type <= IBV_EVENT_PATH_MIG_ERR) ||
 					 ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED ?
 					 ev.element.qp : NULL;
 			l->n++;
@@ -609,8 +611,8 @@ TEST_F_TIMEOUT(conn, peer_vanished, 90)
 	struct xe_conn *x = &self->x;
 	int port = ntohs(x->net.addr.sin_port);
 	long long t0, dt, bound = (XE_KA_IDLE_S + 15) * 1000LL;
-	struct ibv_wc wc;
-	int st;
+	struct ibv_wc wc[2];
+	int st, i;
 
 	if (sh("modprobe -a sch_ingress cls_u32 act_gact && "
 	       "tc qdisc add dev lo ingress && "
@@ -629,13 +631,52 @@ TEST_F_TIMEOUT(conn, peer_vanished, 90)
 	dt = now_ms() - t0;
 	TH_LOG("client DISCONNECTED after %lld ms (bound %lld ms)", dt, bound);
 	EXPECT_GE(bound + 3000, dt);
-	EXPECT_WC(x->c->cq, 0x41, IBV_WC_WR_FLUSH_ERR);
-	st = xe_status(x->c->cq, 0x42, XR_WAIT_MS, &wc);
-	EXPECT_TRUE(st == IBV_WC_RETRY_EXC_ERR || st == IBV_WC_WR_FLUSH_ERR)
-		TH_LOG("Read: %s", st == -1 ? "no completion" : xr_wc_str(&wc));
+	/* One CQ for both queues: the flushes come in either order. */
+	ASSERT_EQ(2, xr_poll(x->c->cq, wc, 2, XR_WAIT_MS));
+	for (i = 0; i < 2; i++) {
+		st = wc[i].status;
+		if (wc[i].wr_id == 0x41) {
+			EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, st)
+				TH_LOG("receive: %s", xr_wc_str(&wc[i]));
+		} else {
+			EXPECT_TRUE(st == IBV_WC_RETRY_EXC_ERR ||
+				    st == IBV_WC_WR_FLUSH_ERR)
+				TH_LOG("Read: %s", xr_wc_str(&wc[i]));
+		}
+	}
 	EXPECT_TRUE(xr_wait_cm(x->net.sch, x->s->id, RDMA_CM_EVENT_DISCONNECTED,
 			       10000, NULL)) TH_LOG("server: no DISCONNECTED");
 	EXPECT_TRUE(xe_zero(x->c->buf, XE_SINK, 4096)) TH_LOG("Read placed");
+}
+
+/*
+ * Link (netdev) down: the port goes down (PORT_ERR) and comes back
+ * (PORT_ACTIVE); a connection is TCP's to keep, so a flap shorter than
+ * the TCP user timeout loses nothing: the Send posted while the link was
+ * down arrives once it is up. (Down for longer: as peer_vanished.)
+ */
+TEST_F(conn, link_flap_keeps_connection)
+{
+	struct xe_conn *x = &self->x;
+	int i;
+
+	ASSERT_EQ(0, xr_recv(x->s, 0x51, 0, 4096));
+	ASSERT_EQ(0, sh("ip link set %s down", x->link.netdev));
+	EXPECT_TRUE(xe_wait(&x->ev, NULL, IBV_EVENT_PORT_ERR, XE_EV_MS))
+		TH_LOG("events: %s", xe_events_str(&x->ev, x->c->qp, x->s->qp));
+	xr_fill(x->c->buf, XE_MSG, 9);
+	ASSERT_EQ(0, xr_post(x->c, IBV_WR_SEND, 0x20, 0, XE_MSG, 0, NULL, 0));
+	usleep(300 * 1000);
+	ASSERT_EQ(0, sh("ip link set %s up", x->link.netdev));
+	EXPECT_TRUE(xe_wait(&x->ev, NULL, IBV_EVENT_PORT_ACTIVE, XE_EV_MS))
+		TH_LOG("events: %s", xe_events_str(&x->ev, x->c->qp, x->s->qp));
+	EXPECT_WC(x->c->cq, 0x20, IBV_WC_SUCCESS);
+	EXPECT_WC(x->s->cq, 0x51, IBV_WC_SUCCESS);
+	EXPECT_EQ(-1, xr_check(x->s->buf, XE_MSG, 9));
+	for (i = 0; i < x->ev.n; i++)
+		EXPECT_EQ(NULL, x->ev.ev[i].qp)
+			TH_LOG("events: %s", xe_events_str(&x->ev, x->c->qp,
+							   x->s->qp));
 }
 
 /* ---- connection set-up failures, through rdma_cm events ---- */
@@ -779,6 +820,97 @@ TEST_F(setup, mpa_startup_timeout)
 	xm_cap_drain(x->cap);
 	req = xm_frame(&x->cap->ini, "MPA ID Req Frame");
 	EXPECT_TRUE(req.ok) TH_LOG("no MPA Request captured");
+}
+
+/*
+ * The peer process of a connection is killed (SIGKILL): the kernel
+ * destroys its QP, which aborts the connection. The surviving end hears
+ * DISCONNECTED and its outstanding receive flushes. The peer is this
+ * program run again with XE_PEER_PORT set (xe_peer_main).
+ */
+TEST_F(setup, peer_killed)
+{
+	struct xr_opts o = { .buflen = 4096, .wr = 4, .sge = 1, .rd_atom = 1 };
+	struct xe_conn *x = &self->x;
+	struct pollfd pf;
+	struct rdma_cm_event *ev;
+	char port[16], up[8] = "";
+	long long end, t0;
+	int fd[2], st;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(fd));
+	snprintf(port, sizeof(port), "%u", ntohs(x->net.addr.sin_port));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		dup2(fd[1], 1);
+		setenv("XE_PEER_PORT", port, 1);
+		execl("/proc/self/exe", "xiw_errors_peer", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	end = now_ms() + XR_WAIT_MS;
+	while (!x->p.srv.established && now_ms() < end) {
+		ev = xr_get_event(x->net.sch, (int)(end - now_ms()));
+		if (!ev)
+			continue;
+		st = xr_srv_event(&x->net, &x->p, 1, &o, ev);
+		rdma_ack_cm_event(ev);
+		if (st)
+			break;
+	}
+	pf.fd = fd[0];
+	pf.events = POLLIN;
+	if (!x->p.srv.established || poll(&pf, 1, XR_WAIT_MS) <= 0 ||
+	    read(fd[0], up, sizeof(up) - 1) <= 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(fd[0]);
+		ASSERT_TRUE(false) TH_LOG("peer not connected: %s", x->net.err);
+	}
+	close(fd[0]);
+	x->s = &x->p.srv;
+	x->ev.ctx = x->s->id->verbs;
+	ASSERT_EQ(0, xr_recv(x->s, 0x51, 0, 4096));
+	t0 = now_ms();
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(xr_wait_cm(x->net.sch, x->s->id, RDMA_CM_EVENT_DISCONNECTED,
+			       XR_WAIT_MS, NULL)) TH_LOG("server: no DISCONNECTED");
+	TH_LOG("DISCONNECTED %lld ms after the kill", now_ms() - t0);
+	EXPECT_WC(x->s->cq, 0x51, IBV_WC_WR_FLUSH_ERR);
+	ASSERT_EQ(0, xr_recv(x->s, 0x52, 0, 4096));
+	EXPECT_WC(x->s->cq, 0x52, IBV_WC_WR_FLUSH_ERR);
+	xe_events_read(&x->ev, 100);
+	TH_LOG("events: %s", xe_events_str(&x->ev, NULL, x->s->qp));
+}
+
+/*
+ * The peer of peer_killed, run before the harness: connect to
+ * 10.99.0.1:$XE_PEER_PORT, post a receive, say "up", wait to be killed.
+ */
+static void __attribute__((constructor)) xe_peer_main(void)
+{
+	const char *port = getenv("XE_PEER_PORT");
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	static struct xe_conn x;
+
+	if (!port)
+		return;
+	a.sin_port = htons((uint16_t)atoi(port));
+	inet_pton(AF_INET, XR_ADDR, &a.sin_addr);
+	xr_unlimit_memlock();
+	x.net.cch = rdma_create_event_channel();
+	if (!x.net.cch || xe_client(&x, &a, NULL, 0) ||
+	    !xr_wait_cm(x.net.cch, x.p.cli.id, RDMA_CM_EVENT_ESTABLISHED,
+			XR_WAIT_MS, NULL) ||
+	    xr_recv(&x.p.cli, 0x61, 0, 4096))
+		_exit(1);
+	if (write(1, "up\n", 3) != 3)
+		_exit(1);
+	for (;;)
+		pause();
 }
 
 static void __attribute__((destructor)) purge(void)
