@@ -257,6 +257,7 @@ enum xe_fault {
 	XE_NO_RECV,	/* no receive posted */
 	XE_INV_UNKNOWN,	/* Send with Invalidate of no STag */
 	XE_INV_OTHER_PD,	/* ... of an STag of another PD */
+	XE_RECV_BAD_LKEY,	/* the receive's own lkey is bad */
 };
 
 FIXTURE(remote) {
@@ -326,6 +327,13 @@ FIXTURE_VARIANT_ADD(remote, send_inv_other_pd_stag) {
 	.op = IBV_WR_SEND_WITH_INV, .fault = XE_INV_OTHER_PD, .req = IBV_WC_SUCCESS,
 	.r1 = IBV_WC_LOC_PROT_ERR, .le = 0x01, .ec = 0x09,
 	.req_ev = IBV_EVENT_QP_ACCESS_ERR, .rsp_ev = IBV_EVENT_QP_ACCESS_ERR,
+};
+
+/* The receive's buffer is not the receiver's to write: local, TERM-04. */
+FIXTURE_VARIANT_ADD(remote, recv_bad_lkey) {
+	.op = IBV_WR_SEND, .fault = XE_RECV_BAD_LKEY, .req = IBV_WC_SUCCESS,
+	.r1 = IBV_WC_LOC_PROT_ERR, .le = 0x00, .ec = 0x00,
+	.req_ev = IBV_EVENT_QP_FATAL, .rsp_ev = IBV_EVENT_QP_FATAL,
 };
 
 FIXTURE_SETUP(remote)
@@ -400,8 +408,12 @@ TEST_F(remote, outcome)
 	xr_fill(c->buf, 4096, 0x1234);
 	/* Server: R1 for the faulty message or the Send after it, R2. */
 	if (variant->r1 >= 0) {
-		ASSERT_EQ(0, xr_recv(s, 0x51, 4096, variant->fault ==
-				     XE_SMALL_RECV ? 8 : 4096));
+		struct ibv_sge r = xr_sge(s, 4096, variant->fault ==
+					  XE_SMALL_RECV ? 8 : 4096);
+
+		if (variant->fault == XE_RECV_BAD_LKEY)
+			r.lkey ^= 0x5a;
+		ASSERT_EQ(0, xr_recv_sgl(s, 0x51, &r, 1));
 		ASSERT_EQ(0, xr_recv(s, 0x52, XE_SINK, 4096));
 	}
 	if (variant->op == IBV_WR_RDMA_READ)
@@ -441,7 +453,8 @@ TEST_F(remote, outcome)
 		EXPECT_TRUE(xe_zero(s->buf, 0, XE_BUFLEN)) TH_LOG("Write placed");
 	if (variant->op == IBV_WR_RDMA_READ)
 		EXPECT_TRUE(xe_zero(c->buf, XE_SINK, 4096)) TH_LOG("Read placed");
-	if (variant->fault == XE_SMALL_RECV)
+	if (variant->fault == XE_SMALL_RECV ||
+	    variant->fault == XE_RECV_BAD_LKEY)
 		EXPECT_TRUE(xe_zero(s->buf, 4096, 4096)) TH_LOG("too much placed");
 
 	/* TERM-01/05: one Terminate from the server, none answering it. */
