@@ -22,7 +22,7 @@
 #define XE_BUFLEN	16384
 #define XE_MSG		64
 #define XE_SINK		8192	/* client: Read sink; server: R2's buffer */
-#define XE_EV_MS	5000
+#define XE_EV_MS	2000	/* raised with the flush: long before this */
 /* ka_idle_s for every connection here: a vanished peer in 16 s (V-06). */
 #define XE_KA_IDLE_S	1
 #define XE_MPA_TMO_MS	1500
@@ -406,6 +406,11 @@ TEST_F(remote, outcome)
 
 	xe_target(_metadata, x, variant, &raddr, &rkey);
 	xr_fill(c->buf, 4096, 0x1234);
+	/* A Read's source is not zero: a Read that wrongly ran shows. */
+	if (variant->op == IBV_WR_RDMA_READ) {
+		xr_fill(s->buf, 4096, 0x4321);
+		xr_fill(s->buf + XE_BUFLEN - 4096, 4096, 0x4322);
+	}
 	/* Server: R1 for the faulty message or the Send after it, R2. */
 	if (variant->r1 >= 0) {
 		struct ibv_sge r = xr_sge(s, 4096, variant->fault ==
