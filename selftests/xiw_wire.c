@@ -19,7 +19,7 @@
  * the ready-to-receive message (E-06), and every FPDU's framing and
  * CRC32c (MPA-20, MPA-42) when CRC was negotiated; with markers, every
  * marker's place and FPDUPTR (MPA-13, MPA-30/31), and markers before an
- * FPDU, in a header, in a payload and in a pad or before a CRC seen.
+ * FPDU, in a header, in a payload and just before a CRC seen.
  * The capture checker itself is checked against RFC 5044 Figures 5, 6.
  *
  * The loopback MTU is 1500 during these tests, so FPDUs cross TCP

@@ -223,7 +223,7 @@ struct xw_expect {
 	int rd;			/* IRD and ORD in both frames, -1 unchecked */
 	bool req_m, rep_m;	/* M bit in Request, Reply (MPA-04) */
 	bool mrk_places;	/* markers seen before an FPDU, in a header,
-				 * a payload and a pad or before a CRC
+				 * in a payload and between pad and CRC
 				 */
 };
 
@@ -347,12 +347,16 @@ xw_wire(struct __test_metadata *_metadata, struct xm_cap *cap,
 	EXPECT_EQ(e->req_m, e->req_m && fr.markers && mr.at_start);
 	/* ULPDU_Length leaves markers out: the Write's bytes add up. */
 	EXPECT_EQ(4096, wi);
+	/*
+	 * A pad starts right after the ULPDU, never four-aligned unless it
+	 * is empty, and markers are four-aligned: none may fall in a pad.
+	 */
+	EXPECT_EQ(0, mi.in_pad + mr.in_pad);
 	if (e->mrk_places) {
 		EXPECT_LT(0, mi.at_start + mr.at_start);
 		EXPECT_LT(0, mi.in_hdr + mr.in_hdr);
 		EXPECT_LT(0, mi.in_payload + mr.in_payload);
-		EXPECT_LT(0, mi.in_pad + mr.in_pad + mi.before_crc +
-			     mr.before_crc);
+		EXPECT_LT(0, mi.before_crc + mr.before_crc);
 	}
 	/* A 100-byte Send and a 4096-byte Write at MULPDU 1442: 4 or more. */
 	ASSERT_LE(4, ni);
