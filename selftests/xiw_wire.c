@@ -324,6 +324,85 @@ TEST(checker_rfc5044_vectors)
 	free(s);
 }
 
+/* Read exactly n bytes from a blocking socket with a receive timeout. */
+static bool xw_read_n(int fd, uint8_t *b, size_t n)
+{
+	ssize_t r;
+
+	while (n) {
+		r = recv(fd, b, n, 0);
+		if (r <= 0)
+			return false;
+		b += r;
+		n -= (size_t)r;
+	}
+	return true;
+}
+
+/*
+ * TERM-04, RFC 5044 section 8: xiw as responder asked for markers
+ * (mpa_markers), and a hand-made initiator leads full operation with a
+ * marker whose FPDUPTR is 4 instead of 0. xiw must answer with one
+ * Terminate, layer/type 0x2/0x0 (LLP, MPA), code 0x03, before anything
+ * from that stream is taken as an FPDU.
+ */
+TEST(bad_marker_terminates)
+{
+	static const uint8_t bad[8] = { 0, 0, 0, 4, 0, 18, 0x41, 0x43 };
+	struct xr_opts o = { .buflen = 4096, .wr = 4, .sge = 1, .rd_atom = 1 };
+	struct timeval tv = { .tv_sec = 5 };
+	uint8_t req[20] = "MPA ID Req Frame", rep[20 + 512], term[22];
+	struct rdma_cm_event *ev;
+	struct xr_pair p = { 0 };
+	struct xr_link link;
+	struct xr_net net;
+	uint16_t pd_len;
+	int fd, rc = 0;
+
+	if (xr_is_siw())
+		SKIP(return, "xiw's markers: not for %s", xr_type());
+	ASSERT_EQ(0, xr_link_add(&link));
+	ASSERT_EQ(0, xm_param_set("mpa_markers", 1));
+	ASSERT_EQ(0, xr_net_init(&net)) TH_LOG("%s", net.err);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ASSERT_EQ(0, connect(fd, (struct sockaddr *)&net.addr, sizeof(net.addr)))
+		TH_LOG("connect: %s", strerror(errno));
+	/* Revision 1, C set, M clear: no markers towards us. */
+	req[16] = 0x40;
+	req[17] = 1;
+	ASSERT_EQ((ssize_t)sizeof(req), send(fd, req, sizeof(req), 0));
+	ev = NULL;
+	while (!p.srv.established && !rc) {
+		struct pollfd pf = { .fd = net.sch->fd, .events = POLLIN };
+
+		ASSERT_LT(0, poll(&pf, 1, XR_WAIT_MS)) TH_LOG("no CM event");
+		ASSERT_EQ(0, rdma_get_cm_event(net.sch, &ev));
+		rc = xr_srv_event(&net, &p, 1, &o, ev);
+		rdma_ack_cm_event(ev);
+	}
+	ASSERT_EQ(0, rc) TH_LOG("%s", net.err);
+	ASSERT_TRUE(xw_read_n(fd, rep, 20));
+	EXPECT_EQ(0, memcmp(rep, "MPA ID Rep Frame", 16));
+	EXPECT_EQ(0x80, rep[16] & 0x80) TH_LOG("Reply flags %#x: no M", rep[16]);
+	pd_len = (uint16_t)(rep[18] << 8 | rep[19]);
+	ASSERT_GE(512, pd_len);
+	ASSERT_TRUE(xw_read_n(fd, rep + 20, pd_len));
+	ASSERT_EQ((ssize_t)sizeof(bad), send(fd, bad, sizeof(bad), 0));
+	/* Length, DDP/RDMAP control, 16 bytes of untagged header, then
+	 * layer|type and code (TERM-01).
+	 */
+	ASSERT_TRUE(xw_read_n(fd, term, sizeof(term))) TH_LOG("no Terminate");
+	EXPECT_EQ(0x07, term[3] & 0x0f) TH_LOG("opcode %d", term[3] & 0x0f);
+	EXPECT_EQ(0x20, term[20]);
+	EXPECT_EQ(0x03, term[21]);
+	close(fd);
+	xr_pairs_fini(&p, 1);
+	xr_net_fini(&net);
+	xm_params_default();
+}
+
 static void __attribute__((destructor)) purge(void)
 {
 	xm_params_default();
