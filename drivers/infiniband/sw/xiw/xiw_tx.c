@@ -147,12 +147,16 @@ void xiw_tx_kick(struct xiw_qp *qp)
 		queue_work(xiw_data_wq, &tx->work);
 }
 
-/* Mark SQ entry idx finished; retire what can be. Takes sq_lock. */
+/*
+ * Mark SQ entry idx finished; retire what can be. Takes sq_lock, IRQ-safe
+ * as every taker must: kernel consumers post from any context.
+ */
 void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status)
 {
 	struct xiw_sq_pend *p;
+	unsigned long irqflags;
 
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_irqsave(&qp->sq_lock, irqflags);
 	/* A flush may have retired it already (QP in ERR). */
 	if (idx - qp->sq_comp < qp->sq.cons - qp->sq_comp) {
 		p = &qp->sq_pend[idx & (qp->sq.num - 1)];
@@ -160,7 +164,7 @@ void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status)
 		p->status = status;
 		xiw_sq_retire(qp);
 	}
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 }
 
 /* Kernel virtual memory (inline data, headers) as page pieces. */
@@ -646,14 +650,15 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 {
 	struct xiw_sqe sqe, *slot;
 	struct xiw_sq_pend *p;
+	unsigned long irqflags;
 	u32 idx;
 	int rv;
 
 	for (;;) {
-		spin_lock_bh(&qp->sq_lock);
+		spin_lock_irqsave(&qp->sq_lock, irqflags);
 		/* SQD still sends what was posted before it. */
 		if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
-			spin_unlock_bh(&qp->sq_lock);
+			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return -EAGAIN;
 		}
 		idx = qp->sq.cons;
@@ -662,18 +667,18 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 		 * an earlier entry still in flight, not a new one.
 		 */
 		if (idx - qp->sq_comp >= qp->sq.num) {
-			spin_unlock_bh(&qp->sq_lock);
+			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return -EAGAIN;
 		}
 		slot = xiw_ring_slot(&qp->sq, idx);
 		/* Acquire: pairs with the producer's release of the slot. */
 		if (!(smp_load_acquire(&slot->flags) & XIW_SLOT_VALID)) {
-			spin_unlock_bh(&qp->sq_lock);
+			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return 0;
 		}
 		memcpy(&sqe, slot, sizeof(sqe));
 		if (!xiw_tx_may_start(qp, &sqe)) {
-			spin_unlock_bh(&qp->sq_lock);
+			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return -EAGAIN;
 		}
 		qp->sq.cons++;
@@ -684,7 +689,7 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 		p->done = false;
 		p->status = IB_WC_SUCCESS;
 		p->byte_len = 0;
-		spin_unlock_bh(&qp->sq_lock);
+		spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 
 		rv = xiw_tx_from_sqe(qp, &sqe, idx);
 		if (rv == 1) {
@@ -701,9 +706,9 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 			continue;
 		}
 		/* V-02: this one fails, always reported; the rest flush. */
-		spin_lock_bh(&qp->sq_lock);
+		spin_lock_irqsave(&qp->sq_lock, irqflags);
 		p->signaled = true;
-		spin_unlock_bh(&qp->sq_lock);
+		spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 		xiw_sq_done(qp, idx, xiw_tx_local_status(rv));
 		xiw_qp_error(qp, IB_EVENT_QP_FATAL);
 		return -EAGAIN;
