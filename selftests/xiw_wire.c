@@ -20,7 +20,8 @@
  * CRC32c (MPA-20, MPA-42) when CRC was negotiated; with markers, every
  * marker's place and FPDUPTR (MPA-13, MPA-30/31), and markers before an
  * FPDU, in a header, in a payload and just before a CRC seen.
- * The capture checker itself is checked against RFC 5044 Figures 5, 6.
+ * The capture checker itself is checked against RFC 5044 Figures 5, 6,
+ * and a hand-made initiator's bad marker must draw Terminate 0x2/0x0/0x03.
  *
  * The loopback MTU is 1500 during these tests, so FPDUs cross TCP
  * segments as on a real network (MPA-23, MPA-24).
