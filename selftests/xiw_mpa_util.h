@@ -5,7 +5,8 @@
  * two local addresses runs over lo) that rebuilds both directions of one
  * RDMA connection and parses its MPA Request/Reply frames (RFC 5044
  * section 7.1, RFC 6581 section 9) and the FPDUs that follow (section
- * 4.1), checking each FPDU's CRC32c.
+ * 4.1), checking each FPDU's CRC32c and, when markers are in use, every
+ * marker (sections 4.2, 4.3).
  */
 #ifndef XIW_MPA_UTIL_H
 #define XIW_MPA_UTIL_H
@@ -56,6 +57,8 @@ static void __attribute__((unused)) xm_params_default(void)
 {
 	if (path_exists(XM_PARAMS))
 		xm_params(1, 2, 2);
+	if (path_exists(XM_PARAMS "mpa_markers"))
+		xm_param_set("mpa_markers", 0);
 }
 
 /* RFC 5044 section 7.1: the frame before private data is 20 bytes. */
@@ -113,12 +116,27 @@ struct xm_fpdu {
 	uint8_t ddp, rdmap, opcode;
 	bool tagged, last;
 	uint32_t crc_wire, crc_calc;
+	int markers;		/* markers it holds, a leading one included */
 };
 
-static uint32_t __attribute__((unused))
-xm_crc32c(const uint8_t *p, size_t n)
+#define XM_MRK_INTERVAL	512
+#define XM_MRK_LEN	4
+
+/*
+ * Where the markers of a stream fell (RFC 5044 section 4.3): just before
+ * an FPDU (FPDUPTR 0), in its header (length field and DDP/RDMAP
+ * header), in the payload, in the pad, or between the pad and the CRC.
+ * Markers with a wrong FPDUPTR or non-zero reserved bits are counted as
+ * bad; err says what the first was.
+ */
+struct xm_mrk_stats {
+	int at_start, in_hdr, in_payload, in_pad, before_crc, bad;
+	char err[160];
+};
+
+/* CRC32c register update, no pre- or post-inversion. */
+static uint32_t xm_crc32c_upd(uint32_t c, const uint8_t *p, size_t n)
 {
-	uint32_t c = ~0u;
 	int k;
 
 	while (n--) {
@@ -126,7 +144,13 @@ xm_crc32c(const uint8_t *p, size_t n)
 		for (k = 0; k < 8; k++)
 			c = (c >> 1) ^ (0x82f63b78u & -(c & 1));
 	}
-	return ~c;
+	return c;
+}
+
+static uint32_t __attribute__((unused))
+xm_crc32c(const uint8_t *p, size_t n)
+{
+	return ~xm_crc32c_upd(~0u, p, n);
 }
 
 /*
@@ -264,33 +288,97 @@ xm_frame(const struct xm_stream *s, const char *key)
 	return f;
 }
 
+/* A marker at stream offset r of the FPDU whose length field is at fpdu. */
+static void xm_marker(const struct xm_stream *s, size_t r, size_t fpdu,
+		      bool lead, struct xm_mrk_stats *ms)
+{
+	const uint8_t *b = s->buf + r;
+	unsigned int want = lead ? 0 : (unsigned int)(r - fpdu);
+
+	if (b[0] || b[1] || xm_be16(b + 2) != want) {
+		if (!ms->bad++)
+			snprintf(ms->err, sizeof(ms->err),
+				 "marker at stream byte %zu: %02x%02x %04x, want 0000 %04x",
+				 r, b[0], b[1], xm_be16(b + 2), want);
+	}
+}
+
 /*
- * The FPDU at *off in s (after the start-up frame): false when it is not
- * complete in the capture. Moves *off past it.
+ * The FPDU at *off in s: false when it is not complete in the capture.
+ * Moves *off past it. With mrk, markers sit at every 512th byte counted
+ * from start (the first byte after the start-up frame, MPA-13); they are
+ * checked, counted in *ms by what they fall in, left out of the FPDU's
+ * fields and lengths, and kept in its CRC (section 4.4).
  */
 static bool __attribute__((unused))
-xm_fpdu(const struct xm_stream *s, size_t *off, struct xm_fpdu *f)
+xm_fpdu(const struct xm_stream *s, size_t start, bool mrk, size_t *off,
+	struct xm_fpdu *f, struct xm_mrk_stats *ms)
 {
-	const uint8_t *b = s->buf + *off;
-	size_t body, total;
+	struct xm_mrk_stats st = ms ? *ms : (struct xm_mrk_stats){ 0 };
+	size_t r = *off, fpdu, k, body, total, hdr;
+	uint8_t crc[4];
+	uint32_t c = ~0u;
+	const uint8_t *b;
 
-	if (*off + 4 > s->len)
+	memset(f, 0, sizeof(*f));
+	if (mrk && (r - start) % XM_MRK_INTERVAL == 0) {
+		if (r + XM_MRK_LEN > s->len)
+			return false;
+		xm_marker(s, r, r + XM_MRK_LEN, true, &st);
+		st.at_start++;
+		f->markers++;
+		c = xm_crc32c_upd(c, s->buf + r, XM_MRK_LEN);
+		r += XM_MRK_LEN;
+	}
+	fpdu = r;
+	/* Four-byte alignment: no marker inside the first word. */
+	if (r + 4 > s->len)
 		return false;
+	b = s->buf + r;
 	f->ulpdu_len = xm_be16(b);
-	body = 2 + (size_t)f->ulpdu_len;
-	body = (body + 3) & ~(size_t)3;
-	total = body + 4;
-	if (f->ulpdu_len < 2 || *off + total > s->len)
-		return false;
 	f->ddp = b[2];
 	f->rdmap = b[3];
 	f->opcode = b[3] & 0x0f;
 	f->tagged = b[2] & 0x80;
 	f->last = b[2] & 0x40;
-	f->crc_wire = (uint32_t)b[body] | (uint32_t)b[body + 1] << 8 |
-		      (uint32_t)b[body + 2] << 16 | (uint32_t)b[body + 3] << 24;
-	f->crc_calc = xm_crc32c(b, body);
-	*off += total;
+	if (f->ulpdu_len < 2)
+		return false;
+	hdr = 2 + (f->tagged ? 14 : f->opcode == XM_OP_READ_REQ ? 46 : 18);
+	body = (2 + (size_t)f->ulpdu_len + 3) & ~(size_t)3;
+	total = body + 4;
+	for (k = 0; k < total;) {
+		if (mrk && (r - start) % XM_MRK_INTERVAL == 0) {
+			if (r + XM_MRK_LEN > s->len)
+				return false;
+			xm_marker(s, r, fpdu, false, &st);
+			if (k < hdr)
+				st.in_hdr++;
+			else if (k < 2 + (size_t)f->ulpdu_len)
+				st.in_payload++;
+			else if (k < body)
+				st.in_pad++;
+			else
+				st.before_crc++;
+			f->markers++;
+			c = xm_crc32c_upd(c, s->buf + r, XM_MRK_LEN);
+			r += XM_MRK_LEN;
+			continue;
+		}
+		if (r >= s->len)
+			return false;
+		if (k < body)
+			c = xm_crc32c_upd(c, s->buf + r, 1);
+		else
+			crc[k - body] = s->buf[r];
+		r++;
+		k++;
+	}
+	f->crc_wire = (uint32_t)crc[0] | (uint32_t)crc[1] << 8 |
+		      (uint32_t)crc[2] << 16 | (uint32_t)crc[3] << 24;
+	f->crc_calc = ~c;
+	*off = r;
+	if (ms)
+		*ms = st;
 	return true;
 }
 

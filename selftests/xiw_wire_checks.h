@@ -221,6 +221,10 @@ struct xw_expect {
 	bool crc;		/* CRC32c in use: FPDU CRCs checked */
 	int rtr;		/* p2p_rtr the initiator offers (0 none) */
 	int rd;			/* IRD and ORD in both frames, -1 unchecked */
+	bool req_m, rep_m;	/* M bit in Request, Reply (MPA-04) */
+	bool mrk_places;	/* markers seen before an FPDU, in a header,
+				 * in a payload and between pad and CRC
+				 */
 };
 
 /* The RTR opcode each p2p_rtr value offers (admin-guide.rst). */
@@ -228,19 +232,29 @@ static const int xw_rtr_opcode[] = { -1, XM_OP_SEND, XM_OP_WRITE, XM_OP_READ_REQ
 
 /*
  * Check every complete FPDU of a stream from off: the DDP and RDMAP
- * version bits (DDP-01), and the CRC32c when CRC is on (MPA-05, MPA-42).
- * Returns how many FPDUs were seen; *first gets the first one.
+ * version bits (DDP-01), the CRC32c when CRC is on (MPA-05, MPA-42) and,
+ * with mrk, every marker (MPA-13, MPA-30/31), counted in *ms. Returns
+ * how many FPDUs were seen; *first gets the first one, *wr the payload
+ * bytes of the tagged Write FPDUs (by ULPDU_Length, markers left out).
  */
 static int xw_check_fpdus(struct __test_metadata *_metadata,
 			  const struct xm_stream *s, size_t off, bool crc,
-			  const char *who, struct xm_fpdu *first)
+			  bool mrk, const char *who, struct xm_fpdu *first,
+			  struct xm_mrk_stats *ms, size_t *wr)
 {
+	size_t start = off;
 	struct xm_fpdu f;
 	int n = 0;
 
-	while (xm_fpdu(s, &off, &f)) {
+	memset(ms, 0, sizeof(*ms));
+	*wr = 0;
+	while (xm_fpdu(s, start, mrk, &off, &f, ms)) {
 		if (!n)
 			*first = f;
+		if (f.tagged && f.opcode == XM_OP_WRITE)
+			*wr += f.ulpdu_len - 14u;
+		if (!mrk)
+			EXPECT_EQ(0, f.markers);
 		EXPECT_EQ(1, f.ddp & 3) TH_LOG("%s FPDU %d: DDP control %#x",
 					       who, n, f.ddp);
 		EXPECT_EQ(0x40, f.rdmap & 0xc0)
@@ -266,7 +280,9 @@ xw_wire(struct __test_metadata *_metadata, struct xm_cap *cap,
 	const struct xw_expect *e)
 {
 	struct xm_fpdu fi = { 0 }, fr = { 0 };
+	struct xm_mrk_stats mi, mr;
 	struct xm_frame req, rep;
+	size_t wi, wr;
 	int ni, nr, want;
 
 	usleep(50000);
@@ -284,8 +300,10 @@ xw_wire(struct __test_metadata *_metadata, struct xm_cap *cap,
 
 	EXPECT_EQ(e->rev, req.rev);
 	EXPECT_EQ(e->rev, rep.rev);
-	EXPECT_EQ(0, req.flags & (XM_F_M | XM_F_R));
-	EXPECT_EQ(0, rep.flags & (XM_F_M | XM_F_R));
+	EXPECT_EQ(0, req.flags & XM_F_R);
+	EXPECT_EQ(0, rep.flags & XM_F_R);
+	EXPECT_EQ(e->req_m ? XM_F_M : 0, req.flags & XM_F_M);
+	EXPECT_EQ(e->rep_m ? XM_F_M : 0, rep.flags & XM_F_M);
 	if (e->req_c >= 0)
 		EXPECT_EQ(e->req_c ? XM_F_C : 0, req.flags & XM_F_C);
 	if (e->rep_c >= 0)
@@ -308,11 +326,38 @@ xw_wire(struct __test_metadata *_metadata, struct xm_cap *cap,
 		}
 	}
 
-	ni = xw_check_fpdus(_metadata, &cap->ini, req.end, e->crc, "initiator", &fi);
-	nr = xw_check_fpdus(_metadata, &cap->rsp, rep.end, e->crc, "responder", &fr);
+	/* Markers go where the receiver asked: M of the other frame. */
+	ni = xw_check_fpdus(_metadata, &cap->ini, req.end, e->crc, e->rep_m,
+			    "initiator", &fi, &mi, &wi);
+	nr = xw_check_fpdus(_metadata, &cap->rsp, rep.end, e->crc, e->req_m,
+			    "responder", &fr, &mr, &wr);
 	TH_LOG("FPDUs: %d from the initiator (first: opcode %d, ULPDU %u bytes, CRC %08x), %d from the responder (first: opcode %d, CRC %08x)",
 	       ni, fi.opcode, fi.ulpdu_len, fi.crc_wire, nr, fr.opcode,
 	       fr.crc_wire);
+	TH_LOG("markers from the initiator: %d before an FPDU, %d in a header, %d in a payload, %d in a pad, %d before a CRC, %d bad",
+	       mi.at_start, mi.in_hdr, mi.in_payload, mi.in_pad, mi.before_crc,
+	       mi.bad);
+	TH_LOG("markers from the responder: %d before an FPDU, %d in a header, %d in a payload, %d in a pad, %d before a CRC, %d bad",
+	       mr.at_start, mr.in_hdr, mr.in_payload, mr.in_pad, mr.before_crc,
+	       mr.bad);
+	EXPECT_EQ(0, mi.bad) TH_LOG("initiator: %s", mi.err);
+	EXPECT_EQ(0, mr.bad) TH_LOG("responder: %s", mr.err);
+	/* MPA-13: a marker leads full operation in a direction with them. */
+	EXPECT_EQ(e->rep_m, e->rep_m && fi.markers && mi.at_start);
+	EXPECT_EQ(e->req_m, e->req_m && fr.markers && mr.at_start);
+	/* ULPDU_Length leaves markers out: the Write's bytes add up. */
+	EXPECT_EQ(4096, wi);
+	/*
+	 * A pad starts right after the ULPDU, never four-aligned unless it
+	 * is empty, and markers are four-aligned: none may fall in a pad.
+	 */
+	EXPECT_EQ(0, mi.in_pad + mr.in_pad);
+	if (e->mrk_places) {
+		EXPECT_LT(0, mi.at_start + mr.at_start);
+		EXPECT_LT(0, mi.in_hdr + mr.in_hdr);
+		EXPECT_LT(0, mi.in_payload + mr.in_payload);
+		EXPECT_LT(0, mi.before_crc + mr.before_crc);
+	}
 	/* A 100-byte Send and a 4096-byte Write at MULPDU 1442: 4 or more. */
 	ASSERT_LE(4, ni);
 	ASSERT_LE(1, nr);
@@ -337,6 +382,7 @@ xw_log_wire(struct __test_metadata *_metadata, struct xm_cap *cap)
 {
 	struct xm_stream *st[2] = { &cap->ini, &cap->rsp };
 	const char *key[2] = { "MPA ID Req Frame", "MPA ID Rep Frame" };
+	bool mrk[2];
 	char line[256];
 	struct xm_fpdu f;
 	struct xm_frame fr;
@@ -347,12 +393,16 @@ xw_log_wire(struct __test_metadata *_metadata, struct xm_cap *cap)
 		return;
 	usleep(50000);
 	xm_cap_drain(cap);
+	/* Markers in a direction when the other side's frame has M. */
+	mrk[0] = xm_frame(st[1], key[1]).flags & XM_F_M;
+	mrk[1] = xm_frame(st[0], key[0]).flags & XM_F_M;
 	for (d = 0; d < 2; d++) {
 		fr = xm_frame(st[d], key[d]);
 		k = (size_t)snprintf(line, sizeof(line), "%s sent %zu bytes; FPDU opcodes:",
 				     d ? "responder" : "initiator", st[d]->len);
 		off = fr.end;
-		for (n = 0; fr.ok && n < 24 && xm_fpdu(st[d], &off, &f) &&
+		for (n = 0; fr.ok && n < 24 &&
+		     xm_fpdu(st[d], fr.end, mrk[d], &off, &f, NULL) &&
 		     k < sizeof(line) - 8; n++)
 			k += (size_t)snprintf(line + k, sizeof(line) - k, " %d", f.opcode);
 		TH_LOG("%s", line);

@@ -143,6 +143,8 @@ struct xiw_mpa_params {
 				 */
 	u16 rtr_offered;	/* initiator: BIT(opcode) offered */
 	u16 ird, ord;		/* negotiated depths */
+	bool mrk_tx;		/* markers in what we send: the peer's M */
+	bool mrk_rx;		/* markers in what we receive: our M */
 };
 
 /* A send queue entry between its consumption and its completion. */
@@ -439,6 +441,11 @@ int xiw_iw_destroy_listen(struct iw_cm_id *cm_id);
 void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort);
 void xiw_cm_conn_get(struct xiw_conn *conn);
 void xiw_cm_conn_put(struct xiw_conn *conn);
+
+/* xiw_mpa.c */
+u32 xiw_mpa_mulpdu(u32 emss, bool markers);
+u32 xiw_mpa_to_marker(u32 pos);
+u32 xiw_mpa_crc_bvec(u32 crc, const struct bio_vec *bv, u32 len);
 
 /* xiw_tx.c */
 int xiw_tx_create(struct xiw_qp *qp);

@@ -39,6 +39,11 @@ module_param(mpa_crc, bool, 0644);
 MODULE_PARM_DESC(mpa_crc,
 		 "Ask for MPA CRC32c (default Y); a peer asking for it always gets it");
 
+static bool mpa_markers;
+module_param(mpa_markers, bool, 0644);
+MODULE_PARM_DESC(mpa_markers,
+		 "Ask for MPA markers in what the peer sends us (default N); a peer asking for them always gets them");
+
 static uint mpa_rev = 2;
 module_param(mpa_rev, uint, 0644);
 MODULE_PARM_DESC(mpa_rev, "MPA revision to request: 1 or 2 (RFC 6581, default)");
@@ -500,8 +505,6 @@ static int xiw_mpa_parse(struct xiw_conn *conn)
 	/* The iw_cm hands at most 255 bytes to the ULP (MPA-03). */
 	if (pd_len > U8_MAX)
 		return -EMSGSIZE;
-	if (f->flags & MPA_FLAG_M)
-		return -EOPNOTSUPP;	/* markers: not implemented yet */
 	return 0;
 }
 
@@ -552,7 +555,10 @@ static void xiw_conn_connected(struct xiw_conn *conn)
 
 	conn->got = 0;
 	v2 = xiw_mpa_v2(conn->mpa.ird, conn->mpa.ord, conn->rtr_offer);
-	rv = xiw_mpa_send(conn, MPA_KEY_REQ, mpa_crc ? MPA_FLAG_C : 0,
+	/* MPA-04: M in the Request asks for markers from the responder. */
+	conn->mpa.mrk_rx = READ_ONCE(mpa_markers);
+	rv = xiw_mpa_send(conn, MPA_KEY_REQ, (mpa_crc ? MPA_FLAG_C : 0) |
+			  (conn->mpa.mrk_rx ? MPA_FLAG_M : 0),
 			  conn->mpa.rev == 2 ? &v2 : NULL, pd, pd_len);
 	memset(conn->frame, 0, sizeof(conn->frame));
 	if (rv) {
@@ -586,6 +592,8 @@ static void xiw_conn_reply(struct xiw_conn *conn)
 	}
 	conn->mpa.rev = f->rev;
 	conn->mpa.crc = mpa_crc || (f->flags & MPA_FLAG_C);
+	/* MPA-04: M in the Reply asks us for markers (RFC 5044 7.1.1). */
+	conn->mpa.mrk_tx = f->flags & MPA_FLAG_M;
 	conn->mpa.rtr = 0;
 	if (conn->v2) {
 		/* E-03/E-05: our ORD at most the responder's IRD. */
@@ -636,6 +644,8 @@ static void xiw_conn_request(struct xiw_conn *conn)
 	xiw_conn_stop_timer(conn);
 	conn->mpa.rev = min_t(u8, f->rev, 2);
 	conn->mpa.crc = mpa_crc || (f->flags & MPA_FLAG_C);
+	/* MPA-04: the initiator's M asks for markers from us. */
+	conn->mpa.mrk_tx = f->flags & MPA_FLAG_M;
 	xiw_mpa_pd(conn, &pd, &pd_len);
 
 	mutex_lock(&conn->listener->lock);
@@ -945,6 +955,8 @@ int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 		conn->mpa.rtr = rtr ? __ffs(rtr) + 1 : 0;
 	}
 	conn->mpa.responder = true;
+	/* Our M, in the Reply, asks the initiator for markers. */
+	conn->mpa.mrk_rx = READ_ONCE(mpa_markers);
 	rv = xiw_conn_go_rts(conn);
 	if (rv) {
 		ibdev_dbg(cm_id->device, "accept: QP %u cannot enter RTS\n",
@@ -952,7 +964,8 @@ int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 		goto fail;
 	}
 	v2 = xiw_mpa_v2(conn->mpa.ird, conn->mpa.ord, rtr);
-	rv = xiw_mpa_send(conn, MPA_KEY_REP, conn->mpa.crc ? MPA_FLAG_C : 0,
+	rv = xiw_mpa_send(conn, MPA_KEY_REP, (conn->mpa.crc ? MPA_FLAG_C : 0) |
+			  (conn->mpa.mrk_rx ? MPA_FLAG_M : 0),
 			  conn->v2 ? &v2 : NULL, param->private_data,
 			  param->private_data_len);
 	if (rv)

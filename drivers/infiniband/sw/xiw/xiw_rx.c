@@ -8,7 +8,11 @@
  * length alone, however TCP cut the stream (MPA-24). Every header is
  * copied into rx->hdr and checked before anything is placed; payload is
  * received straight from the socket into the target pages (one copy)
- * and the CRC is computed over what was placed. A message completes only
+ * and the CRC is computed over what was placed. With markers (RFC 5044
+ * section 4.3) every read stops at the next marker position; the marker
+ * is read aside, checked against the FPDU start the lengths gave, and
+ * joins the CRC in stream order, so placement stays direct. A message
+ * completes only
  * after its last FPDU's CRC matched. Any error: one Terminate (sent by
  * xiw_tx.c), nothing placed or delivered afterwards (DDP-09), the QP to
  * ERR.
@@ -53,7 +57,12 @@ struct xiw_rx {
 	u32 data_len, data_got;
 	u8 trl[8];
 	u32 trl_len, trl_got;
-	u32 crc;
+	u32 crc;		/* running, over the FPDU so far */
+	/* markers (MPA-30/31), when we asked for them */
+	u32 rpos;		/* stream bytes read in full operation */
+	u32 fpdu;		/* stream position of the FPDU's length */
+	u8 mrk[MPA_MARKER_LEN];
+	u32 mrk_got;
 	enum xiw_rx_target tgt;
 	bool last;
 	u8 op;
@@ -514,7 +523,6 @@ static void xiw_rx_header(struct xiw_rx *rx)
 	rx->data_got = 0;
 	rx->trl_len = (-(MPA_HDR_LEN + rx->ulpdu_len) & 3) + MPA_CRC_LEN;
 	rx->trl_got = 0;
-	rx->crc = crc32c(~0U, rx->hdr, rx->hdr_len);
 	rx->tgt = XIW_TGT_NONE;
 
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
@@ -633,19 +641,12 @@ static int xiw_rx_target(struct xiw_rx *rx, u32 len, struct xiw_mr **held)
 	}
 }
 
-static u32 xiw_crc_placed(u32 crc, const struct bio_vec *bv, u32 n)
+/* How much of want may be read before the next marker. */
+static u32 xiw_rx_limit(struct xiw_rx *rx, u32 want)
 {
-	int i;
-
-	for (i = 0; n; i++) {
-		u32 l = min(n, bv[i].bv_len);
-		void *p = kmap_local_page(bv[i].bv_page);
-
-		crc = crc32c(crc, p + bv[i].bv_offset, l);
-		kunmap_local(p);
-		n -= l;
-	}
-	return crc;
+	if (!rx->qp->wire.mpa.mrk_rx)
+		return want;
+	return min(want, xiw_mpa_to_marker(rx->rpos));
 }
 
 /* Receive payload into the target. Returns bytes, 0 = EOF, -errno. */
@@ -654,7 +655,7 @@ static int xiw_rx_data(struct xiw_rx *rx)
 	struct xiw_qp *qp = rx->qp;
 	struct msghdr mh = {};
 	struct xiw_mr *held = NULL;
-	u32 want = rx->data_len - rx->data_got;
+	u32 want = xiw_rx_limit(rx, rx->data_len - rx->data_got);
 	size_t cap = 0;
 	int n, i, rv;
 
@@ -670,19 +671,74 @@ static int xiw_rx_data(struct xiw_rx *rx)
 		      min_t(size_t, cap, want));
 	rv = sock_recvmsg(qp->wire.sock, &mh, MSG_DONTWAIT);
 	if (rv > 0 && qp->wire.mpa.crc)
-		rx->crc = xiw_crc_placed(rx->crc, rx->bv, rv);
+		rx->crc = xiw_mpa_crc_bvec(rx->crc, rx->bv, rv);
 	if (held)
 		xiw_mr_put(held);
 	return rv;
 }
 
-static int xiw_rx_bytes(struct xiw_rx *rx, void *buf, u32 len)
+/* Receive up to len bytes into buf; with crc, CRC what came. */
+static int xiw_rx_recv(struct xiw_rx *rx, void *buf, u32 len, bool crc)
 {
 	struct kvec kv = { .iov_base = buf, .iov_len = len };
 	struct msghdr mh = {};
+	int rv;
 
-	return kernel_recvmsg(rx->qp->wire.sock, &mh, &kv, 1, len,
-			      MSG_DONTWAIT);
+	rv = kernel_recvmsg(rx->qp->wire.sock, &mh, &kv, 1, len,
+			    MSG_DONTWAIT);
+	if (rv > 0 && crc && rx->qp->wire.mpa.crc)
+		rx->crc = crc32c(rx->crc, buf, rv);
+	return rv;
+}
+
+/* FPDU bytes: as xiw_rx_recv(), stopping at the next marker. */
+static int xiw_rx_bytes(struct xiw_rx *rx, void *buf, u32 len, bool crc)
+{
+	return xiw_rx_recv(rx, buf, xiw_rx_limit(rx, len), crc);
+}
+
+/*
+ * A marker is due (or partly read): read it aside and check it. Its
+ * FPDUPTR must lead back to the length field of the FPDU being read, or
+ * be 0 between FPDUs (RFC 5044 section 4.3; its low two bits count as
+ * zero, its reserved half is ignored as section 4.2 says); any other
+ * value is an FPDU the lengths and markers disagree on: Terminate
+ * 0x2/0x0/0x03 (section 8, TERM-04). It is part of the FPDU's CRC.
+ * Returns as xiw_rx_step().
+ */
+static bool xiw_rx_marker(struct xiw_rx *rx)
+{
+	bool between = rx->phase == XIW_RX_HDR && !rx->hdr_got;
+	struct mpa_marker mk;
+	u32 want, at;
+	int rv;
+
+	rv = xiw_rx_recv(rx, rx->mrk + rx->mrk_got,
+			 MPA_MARKER_LEN - rx->mrk_got, true);
+	if (rv <= 0) {
+		if (rv != -EAGAIN) {
+			/* EOF or socket error: the CM sees the TCP state. */
+			rx->dead = true;
+		}
+		return false;
+	}
+	rx->rpos += rv;
+	rx->mrk_got += rv;
+	if (rx->mrk_got < MPA_MARKER_LEN)
+		return true;
+	rx->mrk_got = 0;
+	memcpy(&mk, rx->mrk, sizeof(mk));
+	at = rx->rpos - MPA_MARKER_LEN;
+	want = between ? 0 : at - rx->fpdu;
+	if ((be16_to_cpu(mk.fpduptr) & ~3U) != want) {
+		ibdev_dbg(rx->qp->ibqp.device,
+			  "qp %u: marker at %u points %u back, FPDU at %u\n",
+			  rx->qp->ibqp.qp_num, at, be16_to_cpu(mk.fpduptr),
+			  rx->fpdu);
+		xiw_rx_error(rx, TERM_LLP_MPA, 0x03, false);
+		return false;
+	}
+	return true;
 }
 
 /* A received Terminate: report it, end the connection (TERM-*). */
@@ -822,15 +878,21 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 	struct xiw_qp *qp = rx->qp;
 	int rv;
 
+	if (qp->wire.mpa.mrk_rx &&
+	    (rx->mrk_got || !xiw_mpa_to_marker(rx->rpos)))
+		return xiw_rx_marker(rx);
 	switch (rx->phase) {
 	case XIW_RX_HDR: {
 		u32 want = rx->hdr_got < sizeof(struct iwarp_ctrl) ?
 			   sizeof(struct iwarp_ctrl) : rx->hdr_len;
 
+		if (!rx->hdr_got)
+			rx->fpdu = rx->rpos;
 		rv = xiw_rx_bytes(rx, rx->hdr + rx->hdr_got,
-				  want - rx->hdr_got);
+				  want - rx->hdr_got, true);
 		if (rv <= 0)
 			goto sock_end;
+		rx->rpos += rv;
 		rx->hdr_got += rv;
 		if (rx->hdr_got == sizeof(struct iwarp_ctrl)) {
 			struct iwarp_ctrl *c = (struct iwarp_ctrl *)rx->hdr;
@@ -875,23 +937,28 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 			return false;
 		if (rv <= 0)
 			goto sock_end;
+		rx->rpos += rv;
 		rx->data_got += rv;
 		if (rx->data_got == rx->data_len)
 			rx->phase = XIW_RX_TRAILER;
 		return true;
-	case XIW_RX_TRAILER:
+	case XIW_RX_TRAILER: {
+		u32 pad = rx->trl_len - MPA_CRC_LEN;
+
 		rv = xiw_rx_bytes(rx, rx->trl + rx->trl_got,
-				  rx->trl_len - rx->trl_got);
+				  rx->trl_len - rx->trl_got, false);
 		if (rv <= 0)
 			goto sock_end;
+		/* The pad is in the CRC (and a marker after it, read apart). */
+		if (qp->wire.mpa.crc && rx->trl_got < pad)
+			rx->crc = crc32c(rx->crc, rx->trl + rx->trl_got,
+					 min_t(u32, rv, pad - rx->trl_got));
+		rx->rpos += rv;
 		rx->trl_got += rv;
 		if (rx->trl_got < rx->trl_len)
 			return true;
 		if (qp->wire.mpa.crc) {
-			u32 pad = rx->trl_len - MPA_CRC_LEN;
-			u32 crc = ~crc32c(rx->crc, rx->trl, pad);
-
-			if (crc != get_unaligned_le32(rx->trl + pad)) {
+			if (~rx->crc != get_unaligned_le32(rx->trl + pad)) {
 				/* MPA-50: CRC error, no headers. */
 				xiw_rx_error(rx, TERM_LLP_MPA, 0x02, false);
 				return false;
@@ -899,8 +966,10 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 		}
 		rx->phase = XIW_RX_HDR;
 		rx->hdr_got = 0;
+		rx->crc = ~0U;
 		xiw_rx_segment_done(rx);
 		return !rx->dead;
+	}
 	}
 	return false;
 
@@ -941,6 +1010,9 @@ void xiw_rx_start(struct xiw_qp *qp)
 	rx->first_seen = false;
 	rx->phase = XIW_RX_HDR;
 	rx->hdr_got = 0;
+	rx->crc = ~0U;
+	rx->rpos = 0;		/* MPA-13: full operation starts here */
+	rx->mrk_got = 0;
 	for (i = 0; i < DDP_NUM_QN; i++)
 		rx->msn[i] = 1;
 	INIT_WORK(&rx->work, xiw_rx_work);

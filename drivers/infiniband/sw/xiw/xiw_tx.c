@@ -27,6 +27,14 @@
 
 #define XIW_TX_FPDUS		16	/* FPDUs handed to TCP at once */
 #define XIW_TX_BVECS		(XIW_TX_FPDUS * 6)
+/*
+ * With markers a batch may hold more pieces: each marker is one piece
+ * and splits another. The most one FPDU needs is its pieces without
+ * markers (XIW_TX_BVECS) plus 3 for each of at most 129 markers (a
+ * 64 KiB FPDU); a batch stops before the room runs out.
+ */
+#define XIW_TX_MARKERS		256
+#define XIW_TX_BVECS_MRK	(XIW_TX_BVECS + 3 * XIW_TX_MARKERS)
 #define XIW_TX_HDR_ROOM		64	/* per FPDU: header, then trailer */
 #define XIW_TX_BUDGET		64	/* messages per run before yielding */
 
@@ -74,8 +82,13 @@ struct xiw_tx {
 	struct msghdr mh;
 	bool busy;		/* mh.msg_iter still has bytes */
 	bool batch_ends_msg;
-	struct bio_vec bv[XIW_TX_BVECS];
+	struct bio_vec *bv;	/* XIW_TX_BVECS_MRK */
 	u8 *room;		/* XIW_TX_FPDUS * XIW_TX_HDR_ROOM bytes */
+	/* markers (MPA-30/31), when the peer asked for them */
+	u32 spos;		/* stream bytes sent in full operation */
+	u32 nmrk;		/* markers used in the batch */
+	struct mpa_marker *mrk;	/* XIW_TX_MARKERS */
+	struct bio_vec piece[XIW_TX_BVECS];	/* one FPDU part, unsplit */
 };
 
 int xiw_tx_create(struct xiw_qp *qp)
@@ -85,7 +98,12 @@ int xiw_tx_create(struct xiw_qp *qp)
 	if (!tx)
 		return -ENOMEM;
 	tx->room = kzalloc(XIW_TX_FPDUS * XIW_TX_HDR_ROOM, GFP_KERNEL);
-	if (!tx->room) {
+	tx->bv = kcalloc(XIW_TX_BVECS_MRK, sizeof(*tx->bv), GFP_KERNEL);
+	tx->mrk = kcalloc(XIW_TX_MARKERS, sizeof(*tx->mrk), GFP_KERNEL);
+	if (!tx->room || !tx->bv || !tx->mrk) {
+		kfree(tx->mrk);
+		kfree(tx->bv);
+		kfree(tx->room);
 		kfree(tx);
 		return -ENOMEM;
 	}
@@ -114,6 +132,8 @@ void xiw_tx_destroy(struct xiw_qp *qp)
 	if (!tx)
 		return;
 	xiw_tx_msg_release(&tx->msg);
+	kfree(tx->mrk);
+	kfree(tx->bv);
 	kfree(tx->room);
 	kfree(tx);
 	qp->tx = NULL;
@@ -127,12 +147,16 @@ void xiw_tx_kick(struct xiw_qp *qp)
 		queue_work(xiw_data_wq, &tx->work);
 }
 
-/* Mark SQ entry idx finished; retire what can be. Takes sq_lock. */
+/*
+ * Mark SQ entry idx finished; retire what can be. Takes sq_lock, IRQ-safe
+ * as every taker must: kernel consumers post from any context.
+ */
 void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status)
 {
 	struct xiw_sq_pend *p;
+	unsigned long irqflags;
 
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_irqsave(&qp->sq_lock, irqflags);
 	/* A flush may have retired it already (QP in ERR). */
 	if (idx - qp->sq_comp < qp->sq.cons - qp->sq_comp) {
 		p = &qp->sq_pend[idx & (qp->sq.num - 1)];
@@ -140,7 +164,7 @@ void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status)
 		p->status = status;
 		xiw_sq_retire(qp);
 	}
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 }
 
 /* Kernel virtual memory (inline data, headers) as page pieces. */
@@ -192,28 +216,98 @@ static int xiw_tx_payload(struct xiw_txmsg *m, u32 off, u32 len,
 	return len ? -EINVAL : n;
 }
 
-static u32 xiw_crc_bvec(u32 crc, const struct bio_vec *bv, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		void *p = kmap_local_page(bv[i].bv_page);
-
-		crc = crc32c(crc, p + bv[i].bv_offset, bv[i].bv_len);
-		kunmap_local(p);
-	}
-	return crc;
-}
-
 /* ULPDU payload bytes per FPDU for a header of hdr_len (with length). */
 static u32 xiw_tx_room(struct xiw_qp *qp, u32 hdr_len)
 {
 	u32 emss = READ_ONCE(tcp_sk(qp->wire.sock->sk)->mss_cache);
-	u32 mulpdu;
 
-	mulpdu = emss > 6 + 3 ? emss - (6 + emss % 4) : 0;
-	mulpdu = clamp_t(u32, mulpdu, MPA_MIN_MULPDU, U16_MAX & ~3U);
-	return mulpdu - (hdr_len - MPA_HDR_LEN);
+	return xiw_mpa_mulpdu(emss, qp->wire.mpa.mrk_tx) -
+	       (hdr_len - MPA_HDR_LEN);
+}
+
+/*
+ * If a marker is due at the stream position, append it to the batch at
+ * *nbv (RFC 5044 section 4.3): FPDUPTR is the distance back to fpdu, the
+ * stream position of the ULPDU_Length of the FPDU that holds it, or 0
+ * for a marker just before that field. Returns 0, or -E2BIG when the
+ * batch has no room left.
+ */
+static int xiw_tx_marker(struct xiw_qp *qp, int *nbv, int max, u32 fpdu)
+{
+	struct xiw_tx *tx = qp->tx;
+	struct mpa_marker *mk;
+	s32 back = tx->spos - fpdu;
+	int rv;
+
+	if (!qp->wire.mpa.mrk_tx || xiw_mpa_to_marker(tx->spos))
+		return 0;
+	if (tx->nmrk == XIW_TX_MARKERS)
+		return -E2BIG;
+	mk = &tx->mrk[tx->nmrk++];
+	mk->rsvd = 0;
+	mk->fpduptr = cpu_to_be16(back < 0 ? 0 : back);
+	rv = xiw_bvec_kaddr(mk, sizeof(*mk), tx->bv + *nbv, max - *nbv);
+	if (rv < 0)
+		return rv;
+	*nbv += rv;
+	tx->spos += sizeof(*mk);
+	return 0;
+}
+
+/*
+ * Append n pieces of the FPDU whose ULPDU_Length is at stream position
+ * fpdu to the batch at *nbv, with a marker wherever one falls before a
+ * byte of them. Markers never split the four-byte alignment of the FPDU:
+ * every FPDU and marker is a multiple of four long and the first marker
+ * is at 0, so none ever lands inside the CRC or the length field.
+ * Returns 0, or -E2BIG when the batch has no room left.
+ */
+static int xiw_tx_emit(struct xiw_qp *qp, const struct bio_vec *src, int n,
+		       int *nbv, int max, u32 fpdu)
+{
+	struct xiw_tx *tx = qp->tx;
+	bool mrk = qp->wire.mpa.mrk_tx;
+	int i, rv;
+
+	for (i = 0; i < n; i++) {
+		struct bio_vec b = src[i];
+
+		while (b.bv_len) {
+			u32 l = b.bv_len;
+
+			if (mrk) {
+				rv = xiw_tx_marker(qp, nbv, max, fpdu);
+				if (rv)
+					return rv;
+				l = min(l, xiw_mpa_to_marker(tx->spos) ?:
+					   MPA_MARKER_INTERVAL);
+			}
+			if (*nbv == max)
+				return -E2BIG;
+			tx->bv[*nbv] = b;
+			tx->bv[*nbv].bv_len = l;
+			(*nbv)++;
+			b.bv_offset += l;
+			b.bv_len -= l;
+			tx->spos += l;
+		}
+	}
+	return 0;
+}
+
+/* Kernel bytes (header, pad, CRC) through xiw_tx_emit(). */
+static int xiw_tx_emit_kaddr(struct xiw_qp *qp, const void *p, u32 len,
+			     int *nbv, int max, u32 fpdu)
+{
+	struct xiw_tx *tx = qp->tx;
+	int rv;
+
+	if (!len)
+		return 0;
+	rv = xiw_bvec_kaddr(p, len, tx->piece, ARRAY_SIZE(tx->piece));
+	if (rv < 0)
+		return rv;
+	return xiw_tx_emit(qp, tx->piece, rv, nbv, max, fpdu);
 }
 
 /*
@@ -225,10 +319,13 @@ static int xiw_tx_build(struct xiw_qp *qp)
 {
 	struct xiw_tx *tx = qp->tx;
 	struct xiw_txmsg *m = &tx->msg;
+	bool mrk = qp->wire.mpa.mrk_tx;
+	int max = mrk ? XIW_TX_BVECS_MRK : XIW_TX_BVECS;
 	u32 room = xiw_tx_room(qp, m->hdr_len);
-	size_t total = 0;
+	u32 spos0 = tx->spos;
 	int nbv = 0, f;
 
+	tx->nmrk = 0;
 	for (f = 0; f < XIW_TX_FPDUS; f++) {
 		u8 *h = tx->room + f * XIW_TX_HDR_ROOM;
 		u32 chunk = min(m->len - m->sent, room);
@@ -236,11 +333,12 @@ static int xiw_tx_build(struct xiw_qp *qp)
 		struct iwarp_ctrl *c = (struct iwarp_ctrl *)h;
 		u32 ulpdu = m->hdr_len - MPA_HDR_LEN + chunk;
 		u32 pad = -(MPA_HDR_LEN + ulpdu) & 3;
+		u32 spos = tx->spos, nmrk = tx->nmrk, fpdu = tx->spos;
 		int first_bv = nbv, rv;
 		u8 *trailer;
 		u32 crc;
 
-		if (nbv + 4 + XIW_MAX_SGE > XIW_TX_BVECS && f)
+		if (nbv + 4 + XIW_MAX_SGE > XIW_TX_BVECS && f && !mrk)
 			break;
 		memcpy(h, m->hdr, m->hdr_len);
 		c->mpa_len = cpu_to_be16(ulpdu);
@@ -252,43 +350,54 @@ static int xiw_tx_build(struct xiw_qp *qp)
 		} else {
 			((struct iwarp_untagged *)h)->mo = cpu_to_be32(m->sent);
 		}
-		rv = xiw_bvec_kaddr(h, m->hdr_len, tx->bv + nbv,
-				    XIW_TX_BVECS - nbv);
-		if (rv < 0)
-			return rv;
-		nbv += rv;
-		if (chunk) {
-			rv = xiw_tx_payload(m, m->sent, chunk, tx->bv + nbv,
-					    XIW_TX_BVECS - nbv - 1);
-			if (rv == -E2BIG && f) {
-				nbv = first_bv;
-				break;
-			}
-			if (rv < 0)
-				return rv;
-			nbv += rv;
+		/* MPA-13: a marker due here precedes the length field. */
+		if (mrk && !xiw_mpa_to_marker(fpdu))
+			fpdu += MPA_MARKER_LEN;
+		rv = xiw_tx_emit_kaddr(qp, h, m->hdr_len, &nbv, max, fpdu);
+		if (!rv && chunk) {
+			rv = xiw_tx_payload(m, m->sent, chunk, tx->piece,
+					    ARRAY_SIZE(tx->piece));
+			if (rv >= 0)
+				rv = xiw_tx_emit(qp, tx->piece, rv, &nbv, max,
+						 fpdu);
 		}
 		trailer = h + m->hdr_len;
-		memset(trailer, 0, pad);
+		memset(trailer, 0, pad + MPA_CRC_LEN);
+		if (!rv)
+			rv = xiw_tx_emit_kaddr(qp, trailer, pad, &nbv, max,
+					       fpdu);
+		/*
+		 * The CRC covers every byte before it, markers included: a
+		 * marker right after the pad too (section 4.4).
+		 */
+		if (!rv)
+			rv = xiw_tx_marker(qp, &nbv, max, fpdu);
 		crc = 0;
-		if (qp->wire.mpa.crc)
-			crc = ~xiw_crc_bvec(~0U, tx->bv + first_bv,
-					    nbv - first_bv);
-		if (qp->wire.mpa.crc && pad)
-			crc = ~crc32c(~crc, trailer, pad);
+		if (!rv && qp->wire.mpa.crc)
+			crc = ~xiw_mpa_crc_bvec(~0U, tx->bv + first_bv,
+						tx->spos - spos);
 		put_unaligned_le32(crc, trailer + pad);
-		rv = xiw_bvec_kaddr(trailer, pad + MPA_CRC_LEN, tx->bv + nbv,
-				    XIW_TX_BVECS - nbv);
-		if (rv < 0)
+		if (!rv)
+			rv = xiw_tx_emit_kaddr(qp, trailer + pad, MPA_CRC_LEN,
+					       &nbv, max, fpdu);
+		if (rv == -E2BIG && f) {
+			/* No room for this FPDU: it leads the next batch. */
+			nbv = first_bv;
+			tx->spos = spos;
+			tx->nmrk = nmrk;
+			break;
+		}
+		if (rv < 0) {
+			tx->spos = spos0;
 			return rv;
-		nbv += rv;
-		total += MPA_HDR_LEN + ulpdu + pad + MPA_CRC_LEN;
+		}
 		m->sent += chunk;
 		if (last)
 			break;
 	}
 	memset(&tx->mh, 0, sizeof(tx->mh));
-	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv, total);
+	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv,
+		      tx->spos - spos0);
 	tx->busy = true;
 	tx->batch_ends_msg = m->sent == m->len;
 	return 0;
@@ -541,14 +650,15 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 {
 	struct xiw_sqe sqe, *slot;
 	struct xiw_sq_pend *p;
+	unsigned long irqflags;
 	u32 idx;
 	int rv;
 
 	for (;;) {
-		spin_lock_bh(&qp->sq_lock);
+		spin_lock_irqsave(&qp->sq_lock, irqflags);
 		/* SQD still sends what was posted before it. */
 		if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
-			spin_unlock_bh(&qp->sq_lock);
+			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return -EAGAIN;
 		}
 		idx = qp->sq.cons;
@@ -557,18 +667,18 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 		 * an earlier entry still in flight, not a new one.
 		 */
 		if (idx - qp->sq_comp >= qp->sq.num) {
-			spin_unlock_bh(&qp->sq_lock);
+			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return -EAGAIN;
 		}
 		slot = xiw_ring_slot(&qp->sq, idx);
 		/* Acquire: pairs with the producer's release of the slot. */
 		if (!(smp_load_acquire(&slot->flags) & XIW_SLOT_VALID)) {
-			spin_unlock_bh(&qp->sq_lock);
+			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return 0;
 		}
 		memcpy(&sqe, slot, sizeof(sqe));
 		if (!xiw_tx_may_start(qp, &sqe)) {
-			spin_unlock_bh(&qp->sq_lock);
+			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return -EAGAIN;
 		}
 		qp->sq.cons++;
@@ -579,7 +689,7 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 		p->done = false;
 		p->status = IB_WC_SUCCESS;
 		p->byte_len = 0;
-		spin_unlock_bh(&qp->sq_lock);
+		spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 
 		rv = xiw_tx_from_sqe(qp, &sqe, idx);
 		if (rv == 1) {
@@ -596,9 +706,9 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 			continue;
 		}
 		/* V-02: this one fails, always reported; the rest flush. */
-		spin_lock_bh(&qp->sq_lock);
+		spin_lock_irqsave(&qp->sq_lock, irqflags);
 		p->signaled = true;
-		spin_unlock_bh(&qp->sq_lock);
+		spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 		xiw_sq_done(qp, idx, xiw_tx_local_status(rv));
 		xiw_qp_error(qp, IB_EVENT_QP_FATAL);
 		return -EAGAIN;
@@ -889,6 +999,7 @@ void xiw_tx_start(struct xiw_qp *qp)
 
 	xiw_tx_msg_release(&tx->msg);
 	tx->busy = false;
+	tx->spos = 0;		/* MPA-13: full operation starts here */
 	for (i = 0; i < DDP_NUM_QN; i++)
 		tx->msn[i] = 1;		/* DDP-03 */
 	INIT_WORK(&tx->work, xiw_tx_work);

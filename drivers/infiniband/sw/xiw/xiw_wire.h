@@ -51,6 +51,21 @@ struct mpa_v2_data {
 #define MPA_CRC_LEN		4
 #define MPA_MIN_MULPDU		128	/* MPA-23 */
 
+/*
+ * Markers (RFC 5044 sections 4.2, 4.3; MPA-30/31): four bytes at every
+ * 512th byte of one direction's stream, counted from the first byte of
+ * full operation. FPDUPTR is the distance back from the marker to the
+ * ULPDU_Length field of the FPDU holding it, 0 for a marker just before
+ * an FPDU (which then belongs to that FPDU, CRC included).
+ */
+#define MPA_MARKER_LEN		4
+#define MPA_MARKER_INTERVAL	512
+
+struct mpa_marker {
+	__be16 rsvd;		/* zero on transmit, ignored on receive */
+	__be16 fpduptr;		/* low two bits treated as zero */
+} __packed;
+
 /* DDP control byte (DDP-01) and the RDMAP control byte after it. */
 #define DDP_FLAG_TAGGED		0x80
 #define DDP_FLAG_LAST		0x40
