@@ -697,6 +697,7 @@ static void xiw_rx_terminate(struct xiw_rx *rx)
 	ibdev_dbg(&qp->xdev->ibdev, "qp %u: peer terminated %02x/%02x\n",
 		  qp->ibqp.qp_num, le, rx->data_got >= 2 ? rx->scratch[1] : 0);
 	rx->dead = true;
+	xiw_count_term(qp, false, le, rx->data_got >= 2 ? rx->scratch[1] : 0);
 	/* V-04: a Read the peer refused fails as a remote access error. */
 	spin_lock_bh(&w->lock);
 	if (prot && w->orq_head != w->orq_tail) {
@@ -893,10 +894,12 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 
 			if (crc != get_unaligned_le32(rx->trl + pad)) {
 				/* MPA-50: CRC error, no headers. */
+				xiw_count(qp->xdev, RX_CRC_ERRORS);
 				xiw_rx_error(rx, TERM_LLP_MPA, 0x02, false);
 				return false;
 			}
 		}
+		xiw_count_rx_fpdu(qp, MPA_HDR_LEN + rx->ulpdu_len + rx->trl_len);
 		rx->phase = XIW_RX_HDR;
 		rx->hdr_got = 0;
 		xiw_rx_segment_done(rx);

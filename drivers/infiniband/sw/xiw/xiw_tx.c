@@ -283,6 +283,7 @@ static int xiw_tx_build(struct xiw_qp *qp)
 			return rv;
 		nbv += rv;
 		total += MPA_HDR_LEN + ulpdu + pad + MPA_CRC_LEN;
+		xiw_count_tx_fpdu(qp, MPA_HDR_LEN + ulpdu + pad + MPA_CRC_LEN);
 		m->sent += chunk;
 		if (last)
 			break;
@@ -682,6 +683,7 @@ static int xiw_tx_next_term(struct xiw_qp *qp)
 	memcpy(m->inl, w->term, w->term_len);
 	m->len = w->term_len;
 	spin_unlock_bh(&w->lock);
+	xiw_count_term(qp, true, m->inl[0], m->inl[1]);
 	xiw_tx_untagged(m, RDMAP_TERMINATE, DDP_QN_TERMINATE, 1, 0);
 	m->src = XIW_SRC_INLINE;
 	m->fin = XIW_FIN_TERM;
