@@ -491,15 +491,17 @@ static int xc_tcp_connect(const struct sockaddr_in *to)
  */
 TEST_F(ctr, mpa_timeout_counts)
 {
+	char was[32];
 	int fd, rc;
 
+	ASSERT_LT(0, read_text(XM_PARAMS "mpa_timeout_ms", was, sizeof(was)));
 	ASSERT_EQ(0, xm_param_set("mpa_timeout_ms", 300));
 	fd = xc_tcp_connect(&self->net.addr);
 	EXPECT_LE(0, fd) TH_LOG("connect: %s", strerror(errno));
 	EXPECT_TRUE(XC_WAIT_DELTA(XC_SRV_DEV, &self->ss, MPA_TIMEOUTS, 1));
 	EXPECT_TRUE(XC_WAIT_DELTA(XC_SRV_DEV, &self->ss, CONN_FAILED, 1));
 	EXPECT_EQ(0, xc_delta(XC_SRV_DEV, &self->ss, CONN_ESTABLISHED));
-	rc = xm_param_set("mpa_timeout_ms", 10000);
+	rc = xm_param_set("mpa_timeout_ms", atoi(was));
 	if (fd >= 0)
 		close(fd);
 	ASSERT_EQ(0, rc);
