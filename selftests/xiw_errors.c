@@ -112,7 +112,8 @@ static int xe_term(struct xm_cap *cap, bool from_responder, uint8_t *le,
 	if (!fr.ok)
 		return -1;
 	off = fr.end;
-	for (at = off; xm_fpdu(s, &off, &f); at = off) {
+	/* Markers are off here (mpa_markers=N, the default). */
+	for (at = off; xm_fpdu(s, fr.end, false, &off, &f, NULL); at = off) {
 		/* MPA length, then the 18-byte untagged DDP/RDMAP header. */
 		if (f.opcode == XM_OP_TERMINATE && !f.tagged &&
 		    f.ulpdu_len >= 18 + 4) {

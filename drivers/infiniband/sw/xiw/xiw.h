@@ -20,6 +20,7 @@
 #include <rdma/xiw-abi.h>
 
 #include "xiw_wire.h"
+#include "xiw_counters.h"
 
 #define XIW_NODE_DESC "xiw software iWARP"
 
@@ -77,6 +78,7 @@ struct xiw_device {
 	struct xarray qp_xa;		/* QP number -> xiw_qp */
 	struct xarray mr_xa;		/* STag index -> xiw_mr */
 	u32 qp_next, mr_next;		/* cyclic allocation cursors */
+	struct xiw_counters __percpu *counters;	/* xiw_counters.c */
 };
 
 struct xiw_ucontext {
@@ -239,6 +241,7 @@ struct xiw_qp {
 	struct xiw_wire wire;
 	struct xiw_tx *tx;
 	struct xiw_rx *rx;
+	struct xiw_qp_diag diag;	/* xiw_counters.c */
 };
 
 enum xiw_mr_type {

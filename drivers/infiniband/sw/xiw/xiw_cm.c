@@ -341,6 +341,8 @@ static void xiw_conn_end(struct xiw_conn *conn, bool abort, bool drain)
 	ibdev_dbg(&conn->xdev->ibdev, "conn %p: end in state %d%s%s\n", conn,
 		  old, abort ? ", abort" : "", drain ? ", drain" : "");
 	conn->state = XIW_CONN_CLOSED;
+	xiw_count_if(conn->xdev, CONN_FAILED,
+		     old > XIW_CONN_LISTEN && old < XIW_CONN_RTS);
 	xiw_conn_stop_timer(conn);
 	if (conn->sock) {
 		xiw_sk_detach(conn);
@@ -541,6 +543,7 @@ static int xiw_conn_go_rts(struct xiw_conn *conn)
 	if (rv)
 		return rv;
 	WRITE_ONCE(conn->state, XIW_CONN_RTS);
+	xiw_count(conn->xdev, CONN_ESTABLISHED);
 	return 0;
 }
 
@@ -587,6 +590,7 @@ static void xiw_conn_reply(struct xiw_conn *conn)
 	xiw_mpa_pd(conn, &pd, &pd_len);
 	if (f->flags & MPA_FLAG_R) {
 		/* MPA-06: the responder's ULP refused. */
+		xiw_count(conn->xdev, MPA_REJECTS_RECEIVED);
 		xiw_conn_fail(conn, -ECONNREFUSED, pd, pd_len);
 		return;
 	}
@@ -753,6 +757,9 @@ static void xiw_conn_work(struct work_struct *work)
 	}
 	if (test_and_clear_bit(XIW_EV_TIMEOUT, &conn->events)) {
 		/* MPA-14: a start-up that does not finish in time. */
+		xiw_count_if(conn->xdev, MPA_TIMEOUTS,
+			     conn->state > XIW_CONN_LISTEN &&
+			     conn->state < XIW_CONN_REQ_RCVD);
 		if (conn->state == XIW_CONN_CONNECTING ||
 		    conn->state == XIW_CONN_REQ_SENT)
 			xiw_conn_fail(conn, -ETIMEDOUT, NULL, 0);
@@ -1007,6 +1014,7 @@ int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len)
 		xiw_mpa_send(conn, MPA_KEY_REP,
 			     MPA_FLAG_R | (conn->mpa.crc ? MPA_FLAG_C : 0),
 			     conn->v2 ? &v2 : NULL, pd, pd_len);
+		xiw_count(conn->xdev, MPA_REJECTS_SENT);
 		conn->state = XIW_CONN_REQ_WAIT;
 		/* Let the Reply reach the peer before the FIN. */
 		kernel_sock_shutdown(conn->sock, SHUT_WR);

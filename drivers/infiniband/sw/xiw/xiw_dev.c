@@ -53,6 +53,7 @@ void xiw_dealloc_driver(struct ib_device *ibdev)
 	spin_unlock(&xiw_devices_lock);
 	rtnl_unlock();
 	netdev_put(xdev->netdev, &xdev->netdev_tracker);
+	xiw_counters_free(xdev);
 }
 
 static void xiw_port_event(struct xiw_device *xdev, enum ib_event_type type)
@@ -131,6 +132,11 @@ static struct xiw_device *xiw_alloc(struct net_device *ndev)
 	if (!xdev)
 		return NULL;
 	ibdev = &xdev->ibdev;
+	/* Before any ops are set: a failure here frees nothing else. */
+	if (xiw_counters_alloc(xdev)) {
+		ib_dealloc_device(ibdev);
+		return NULL;
+	}
 	INIT_LIST_HEAD(&xdev->list);
 	netdev_hold(ndev, &xdev->netdev_tracker, GFP_KERNEL);
 	xdev->netdev = ndev;
@@ -150,6 +156,7 @@ static struct xiw_device *xiw_alloc(struct net_device *ndev)
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
 	ib_set_device_ops(ibdev, &xiw_dev_ops);
 	ib_set_device_ops(ibdev, &xiw_cm_ops);
+	ib_set_device_ops(ibdev, &xiw_counter_ops);
 	return xdev;
 }
 

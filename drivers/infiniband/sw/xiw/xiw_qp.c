@@ -788,6 +788,7 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	spin_unlock_bh(&w->lock);
 	qp->ird = mpa->ird;
 	qp->ord = mpa->ord;
+	xiw_diag_conn(qp, sock);
 	xiw_cm_conn_get(conn);
 	qp->conn = conn;
 	xiw_rx_start(qp);

@@ -735,6 +735,7 @@ static bool xiw_rx_marker(struct xiw_rx *rx)
 			  "qp %u: marker at %u points %u back, FPDU at %u\n",
 			  rx->qp->ibqp.qp_num, at, be16_to_cpu(mk.fpduptr),
 			  rx->fpdu);
+		xiw_count(rx->qp->xdev, RX_MARKER_ERRORS);
 		xiw_rx_error(rx, TERM_LLP_MPA, 0x03, false);
 		return false;
 	}
@@ -753,6 +754,7 @@ static void xiw_rx_terminate(struct xiw_rx *rx)
 	ibdev_dbg(&qp->xdev->ibdev, "qp %u: peer terminated %02x/%02x\n",
 		  qp->ibqp.qp_num, le, rx->data_got >= 2 ? rx->scratch[1] : 0);
 	rx->dead = true;
+	xiw_count_term(qp, false, le, rx->data_got >= 2 ? rx->scratch[1] : 0);
 	/* V-04: a Read the peer refused fails as a remote access error. */
 	spin_lock_bh(&w->lock);
 	if (prot && w->orq_head != w->orq_tail) {
@@ -960,10 +962,13 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 		if (qp->wire.mpa.crc) {
 			if (~rx->crc != get_unaligned_le32(rx->trl + pad)) {
 				/* MPA-50: CRC error, no headers. */
+				xiw_count(qp->xdev, RX_CRC_ERRORS);
 				xiw_rx_error(rx, TERM_LLP_MPA, 0x02, false);
 				return false;
 			}
 		}
+		/* The FPDU's bytes on the wire, markers inside it included. */
+		xiw_count_rx_fpdu(qp, rx->rpos - rx->fpdu);
 		rx->phase = XIW_RX_HDR;
 		rx->hdr_got = 0;
 		rx->crc = ~0U;

@@ -391,6 +391,8 @@ static int xiw_tx_build(struct xiw_qp *qp)
 			tx->spos = spos0;
 			return rv;
 		}
+		/* The FPDU's bytes on the wire, its markers included. */
+		xiw_count_tx_fpdu(qp, tx->spos - spos);
 		m->sent += chunk;
 		if (last)
 			break;
@@ -792,6 +794,7 @@ static int xiw_tx_next_term(struct xiw_qp *qp)
 	memcpy(m->inl, w->term, w->term_len);
 	m->len = w->term_len;
 	spin_unlock_bh(&w->lock);
+	xiw_count_term(qp, true, m->inl[0], m->inl[1]);
 	xiw_tx_untagged(m, RDMAP_TERMINATE, DDP_QN_TERMINATE, 1, 0);
 	m->src = XIW_SRC_INLINE;
 	m->fin = XIW_FIN_TERM;
@@ -951,9 +954,18 @@ static void xiw_tx_pass(struct xiw_qp *qp)
 
 			xiw_tx_finish(qp);
 			if (term) {
+				u8 le = qp->wire.term[0];
+
 				/* TERM-05: let it reach the peer, then close. */
 				kernel_sock_shutdown(qp->wire.sock, SHUT_WR);
-				xiw_qp_error(qp, IB_EVENT_QP_FATAL);
+				/*
+				 * V-07: a remote protection error found here
+				 * is the responder's access error.
+				 */
+				xiw_qp_error(qp, le == TERM_RDMAP_PROT ||
+						 le == TERM_DDP_TAGGED ?
+						 IB_EVENT_QP_ACCESS_ERR :
+						 IB_EVENT_QP_FATAL);
 				break;
 			}
 		}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Port counters (hw_counters, "rdma statistic") and the per-QP details
+ * of "rdma res show qp -dd". Every counter is defined in
+ * Documentation/counters.rst; the names there, in xiw_counters.c and in
+ * selftests/xiw_counters.c must change together.
+ */
+#ifndef XIW_COUNTERS_H
+#define XIW_COUNTERS_H
+
+#include <linux/percpu.h>
+#include <linux/socket.h>
+#include <linux/types.h>
+
+enum xiw_counter {
+	/* V-08: the error counters of mlx5, with the same meaning */
+	XIW_CNT_REQ_CQE_ERROR,
+	XIW_CNT_REQ_CQE_FLUSH_ERROR,
+	XIW_CNT_REQ_REMOTE_ACCESS_ERRORS,
+	XIW_CNT_REQ_REMOTE_INVALID_REQUEST,
+	XIW_CNT_RESP_CQE_ERROR,
+	XIW_CNT_RESP_CQE_FLUSH_ERROR,
+	XIW_CNT_RESP_LOCAL_LENGTH_ERROR,
+	XIW_CNT_RESP_REMOTE_ACCESS_ERRORS,
+	/* the protocol */
+	XIW_CNT_TX_FPDUS,
+	XIW_CNT_TX_BYTES,
+	XIW_CNT_RX_FPDUS,
+	XIW_CNT_RX_BYTES,
+	XIW_CNT_RX_CRC_ERRORS,
+	XIW_CNT_RX_MARKER_ERRORS,
+	XIW_CNT_TX_TERMINATE_RDMAP,
+	XIW_CNT_TX_TERMINATE_DDP,
+	XIW_CNT_TX_TERMINATE_LLP,
+	XIW_CNT_RX_TERMINATE_RDMAP,
+	XIW_CNT_RX_TERMINATE_DDP,
+	XIW_CNT_RX_TERMINATE_LLP,
+	XIW_CNT_MPA_REJECTS_SENT,
+	XIW_CNT_MPA_REJECTS_RECEIVED,
+	XIW_CNT_MPA_TIMEOUTS,
+	XIW_CNT_CONN_ESTABLISHED,
+	XIW_CNT_CONN_FAILED,
+	XIW_CNT_NUM
+};
+
+/*
+ * One copy per CPU: the data path counts every FPDU, and a shared
+ * atomic would bounce its cache line between the CPUs of the tx and rx
+ * workers. Readers sum the copies (xiw_counters.c).
+ */
+struct xiw_counters {
+	u64 v[XIW_CNT_NUM];
+};
+
+/* What "rdma res show qp -dd" tells about a QP beyond the core's view. */
+struct xiw_qp_diag {
+	/*
+	 * The last Terminate sent and received: XIW_TERM_SEEN | layer/etype
+	 * << 8 | ecode, 0 for none. Written by the data path, read without
+	 * a lock: each is one word.
+	 */
+	u32 term_sent;
+	u32 term_rcvd;
+	struct sockaddr_storage peer;	/* under state_lock; AF_UNSPEC: none */
+};
+
+#define XIW_TERM_SEEN	BIT(16)
+
+/*
+ * Count on the device; c is the name after XIW_CNT_. Safe from any
+ * context: this_cpu_add() is atomic against interrupts on this CPU.
+ */
+#define xiw_count_add(xdev, c, n) \
+	this_cpu_add((xdev)->counters->v[XIW_CNT_##c], (n))
+#define xiw_count(xdev, c)	xiw_count_add(xdev, c, 1)
+#define xiw_count_if(xdev, c, cond) \
+	xiw_count_add(xdev, c, (cond) ? 1 : 0)
+
+struct xiw_cq;
+struct xiw_cqe;
+struct xiw_device;
+struct xiw_qp;
+struct socket;
+
+extern const struct ib_device_ops xiw_counter_ops;
+int xiw_counters_alloc(struct xiw_device *xdev);
+void xiw_counters_free(struct xiw_device *xdev);
+void xiw_count_tx_fpdu(struct xiw_qp *qp, u32 bytes);
+void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes);
+void xiw_count_term(struct xiw_qp *qp, bool sent, u8 layer_etype, u8 ecode);
+void xiw_count_cqe(struct xiw_cq *cq, const struct xiw_cqe *cqe);
+void xiw_diag_conn(struct xiw_qp *qp, struct socket *sock);
+
+#endif /* XIW_COUNTERS_H */
