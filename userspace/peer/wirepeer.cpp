@@ -67,6 +67,7 @@ struct options {
 	bool fuzz = false;
 	std::uint64_t seed = 1;
 	std::uint64_t frames = 1000;
+	unsigned int mutate_pct = 25;	/* of the frames in --fuzz */
 	bool quiet = false;
 	std::vector<std::string> actions;
 };
@@ -80,7 +81,7 @@ struct options {
 		"  --rtr none|send|write|read  --ird N  --ord N  --pd TEXT\n"
 		"  --emss N  --linger MS  --timeout MS  --no-answer-reads\n"
 		"  --expect TEXT (repeatable: a printed line must contain it)\n"
-		"  --fuzz --seed S --frames N (with --connect)\n"
+		"  --fuzz --seed S --frames N [--mutate PCT] (with --connect)\n"
 		"actions (each may end in !FAULT[=VALUE]):\n"
 		"  send:N send_se:N send_inv:N:STAG send_se_inv:N:STAG\n"
 		"  write:STAG:TO:N  read:SRCSTAG:SRCTO:N[:SINKSTAG:SINKTO]\n"
@@ -312,6 +313,8 @@ private:
 	std::vector<std::uint32_t> msn_ = {1, 1, 1, 1};
 	std::size_t max_ulpdu_ = 0;
 	byte_vec pending_;	/* bytes after the start-up frame */
+	bool batching_ = false;	/* collect FPDUs in batch_, one send */
+	byte_vec batch_;
 	ending end_ = ending::open;
 	std::uint64_t terms_ = 0;
 	rtr_type rtr_ = rtr_type::none;
@@ -492,10 +495,12 @@ bool session::send_ulpdu(const byte_vec &u, frame_fault f, std::uint32_t v)
 {
 	byte_vec w;
 
-	if (!tx_->frame(u, w, f, v)) {
+	if (!tx_->frame(u, batching_ ? batch_ : w, f, v)) {
 		say("fault-not-applicable");
 		return true;
 	}
+	if (batching_)
+		return true;
 	if (!c_.send_all(w)) {
 		end_ = errno == ECONNRESET ? ending::reset : ending::close;
 		return false;
@@ -773,10 +778,19 @@ bool session::action(const std::string &a)
 		m.rreq.sink_stag = p.size() > base + 3 ?
 			static_cast<std::uint32_t>(arg(base + 3)) : 0x1000;
 		m.rreq.sink_to = p.size() > base + 4 ? arg(base + 4) : 0;
+		/* Back to back: all in one send() (RDMAP-04, IRD). */
+		batching_ = true;
 		for (std::uint64_t i = 0; i < count; i++) {
 			m.msn = next_msn(kQnReadReq);
-			if (!send_message(m, fault))
-				return false;
+			send_message(m, fault);
+		}
+		batching_ = false;
+		byte_vec b;
+
+		b.swap(batch_);
+		if (!c_.send_all(b)) {
+			end_ = ending::close;
+			return false;
 		}
 		return true;
 	}
@@ -820,11 +834,11 @@ bool session::action(const std::string &a)
 int fuzz(const options &o)
 {
 	std::mt19937_64 rng(o.seed);
-	std::uint64_t sent = 0, conns = 0, terms = 0, failed = 0;
+	std::uint64_t sent = 0, conns = 0, terms = 0, failed = 0, mutated = 0;
 
-	std::printf("fuzz start seed=%llu frames=%llu\n",
+	std::printf("fuzz start seed=%llu frames=%llu mutate=%u%%\n",
 		    static_cast<unsigned long long>(o.seed),
-		    static_cast<unsigned long long>(o.frames));
+		    static_cast<unsigned long long>(o.frames), o.mutate_pct);
 	std::fflush(stdout);
 	options q = o;
 	q.quiet = true;
@@ -848,13 +862,16 @@ int fuzz(const options &o)
 			continue;
 		}
 		while (sent < o.frames && !s.gone()) {
+			/*
+			 * Valid messages that need nothing from the listener
+			 * but posted receives: Sends, and zero-length Writes
+			 * and Reads, whose STags are not checked (DDP-05,
+			 * RDMAP-02); then maybe one structured fault.
+			 */
 			message m;
-			byte_vec data(rng() % 600);
+			byte_vec data;
 			const unsigned int kind = rng() % 4;
 
-			for (auto &b : data)
-				b = static_cast<std::uint8_t>(rng());
-			m.payload = data;
 			if (kind == 0) {
 				m.op = static_cast<std::uint8_t>(opcode::write);
 				m.stag = static_cast<std::uint32_t>(rng());
@@ -863,21 +880,28 @@ int fuzz(const options &o)
 				m.op = static_cast<std::uint8_t>(opcode::read_req);
 				m.qn = kQnReadReq;
 				m.msn = s.next_msn(kQnReadReq);
-				m.rreq.size = static_cast<std::uint32_t>(rng() % 8192);
 				m.rreq.src_stag = static_cast<std::uint32_t>(rng());
-				m.payload = {};
+				m.rreq.sink_stag = static_cast<std::uint32_t>(rng());
 			} else {
+				data.resize(rng() % 600);
+				for (auto &b : data)
+					b = static_cast<std::uint8_t>(rng());
+				m.payload = data;
 				m.msn = s.next_msn(kQnSend);
 			}
 			auto segs = segment_message(m, s.max_ulpdu());
-			const unsigned int mut = rng() % 16;
 			frame_fault ff = frame_fault::none;
 
-			if (mut < 10) {
-				(void)set_field(segs.front(),
-						static_cast<field>(mut), rng());
-			} else if (mut < 15) {
-				ff = static_cast<frame_fault>(mut - 9);
+			if (rng() % 100 < o.mutate_pct) {
+				const unsigned int mut = rng() % 15;
+
+				if (mut < 10)
+					(void)set_field(segs.front(),
+							static_cast<field>(mut),
+							rng());
+				else
+					ff = static_cast<frame_fault>(mut - 9);
+				mutated++;
 			}
 			for (std::size_t i = 0; i < segs.size() && !s.gone(); i++) {
 				const bool last = i + 1 == segs.size();
@@ -892,9 +916,10 @@ int fuzz(const options &o)
 		s.drain(200);
 		terms += s.terminates();
 	}
-	std::printf("fuzz done seed=%llu frames=%llu connections=%llu terminates=%llu\n",
+	std::printf("fuzz done seed=%llu frames=%llu mutated=%llu connections=%llu terminates=%llu\n",
 		    static_cast<unsigned long long>(o.seed),
 		    static_cast<unsigned long long>(sent),
+		    static_cast<unsigned long long>(mutated),
 		    static_cast<unsigned long long>(conns),
 		    static_cast<unsigned long long>(terms));
 	return kExitOk;
@@ -905,7 +930,7 @@ options parse_args(int argc, char **argv)
 	enum {
 		o_connect = 256, o_listen, o_rev, o_crc, o_markers, o_p2p,
 		o_rtr, o_ird, o_ord, o_pd, o_emss, o_linger, o_timeout,
-		o_noanswer, o_expect, o_fuzz, o_seed, o_frames,
+		o_noanswer, o_expect, o_fuzz, o_seed, o_frames, o_mutate,
 	};
 	static const struct option longopts[] = {
 		{"connect", required_argument, nullptr, o_connect},
@@ -926,6 +951,7 @@ options parse_args(int argc, char **argv)
 		{"fuzz", no_argument, nullptr, o_fuzz},
 		{"seed", required_argument, nullptr, o_seed},
 		{"frames", required_argument, nullptr, o_frames},
+		{"mutate", required_argument, nullptr, o_mutate},
 		{nullptr, 0, nullptr, 0},
 	};
 	options o;
@@ -959,6 +985,10 @@ options parse_args(int argc, char **argv)
 		case o_fuzz: o.fuzz = true; break;
 		case o_seed: o.seed = num(v); break;
 		case o_frames: o.frames = num(v); break;
+		case o_mutate:
+			o.mutate_pct = static_cast<unsigned int>(
+				std::min<std::uint64_t>(num(v), 100));
+			break;
 		default: usage("unknown option");
 		}
 	}
