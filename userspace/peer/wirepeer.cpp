@@ -294,7 +294,8 @@ public:
 
 	std::size_t max_ulpdu() const { return max_ulpdu_; }
 	std::uint32_t next_msn(std::uint32_t qn) { return msn_.at(qn)++; }
-	bool gone() const { return end_ != ending::open; }
+	/* The connection ended, or we can no longer send on it. */
+	bool gone() const { return end_ != ending::open || tx_dead_; }
 	std::uint64_t fpdus_in() const { return rx_ ? rx_->fpdus() : 0; }
 	std::uint64_t terminates() const { return terms_; }
 
@@ -313,6 +314,7 @@ private:
 	std::vector<std::uint32_t> msn_ = {1, 1, 1, 1};
 	std::size_t max_ulpdu_ = 0;
 	byte_vec pending_;	/* bytes after the start-up frame */
+	bool tx_dead_ = false;	/* a send failed: only drain() is left */
 	bool batching_ = false;	/* collect FPDUs in batch_, one send */
 	byte_vec batch_;
 	ending end_ = ending::open;
@@ -502,7 +504,9 @@ bool session::send_ulpdu(const byte_vec &u, frame_fault f, std::uint32_t v)
 	if (batching_)
 		return true;
 	if (!c_.send_all(w)) {
-		end_ = errno == ECONNRESET ? ending::reset : ending::close;
+		/* What the peer sent before it closed is still to read. */
+		say(errno == ECONNRESET ? "send-reset" : "send-failed");
+		tx_dead_ = true;
 		return false;
 	}
 	return true;
@@ -789,7 +793,8 @@ bool session::action(const std::string &a)
 
 		b.swap(batch_);
 		if (!c_.send_all(b)) {
-			end_ = ending::close;
+			say("send-failed");
+			tx_dead_ = true;
 			return false;
 		}
 		return true;
@@ -813,7 +818,8 @@ bool session::action(const std::string &a)
 	if (verb == "raw") {
 		data = parse_hex(p.size() > 1 ? p[1] : "");
 		if (!c_.send_all(data)) {
-			end_ = ending::close;
+			say("send-failed");
+			tx_dead_ = true;
 			return false;
 		}
 		return true;
