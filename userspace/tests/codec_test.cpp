@@ -290,8 +290,10 @@ struct stream {
 	std::vector<byte_vec> ulpdus;
 };
 
-stream make_stream(xp::framing fr, unsigned int seed, std::size_t n)
+/* 40 FPDUs of random lengths and bytes */
+stream make_stream(xp::framing fr, unsigned int seed)
 {
+	constexpr std::size_t n = 40;
 	std::mt19937 rng(seed);
 	xp::framer f(fr);
 	stream s;
@@ -349,7 +351,7 @@ TEST_P(DeframerChunks, SameResult)
 {
 	const int p = GetParam();
 	const xp::framing fr{.crc = (p & 1) != 0, .markers = (p & 2) != 0};
-	const stream s = make_stream(fr, 42 + static_cast<unsigned int>(p), 40);
+	const stream s = make_stream(fr, 42 + static_cast<unsigned int>(p));
 
 	for (const std::size_t chunk : {std::size_t{1}, std::size_t{3},
 					std::size_t{511}, std::size_t{4096},
