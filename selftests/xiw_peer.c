@@ -311,9 +311,24 @@ static void xp_run(struct __test_metadata *_metadata,
 	v->out[v->outlen] = '\0';
 }
 
-static bool xp_said(FIXTURE_DATA(peer) *self, const char *line)
+/* Does a line of out start with prefix? */
+static bool xp_line(const char *out, const char *prefix)
 {
-	return strstr(self->seen.out, line) != NULL;
+	size_t n = strlen(prefix);
+	const char *p;
+
+	for (p = out; p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (!strncmp(p, prefix, n))
+			return true;
+	}
+	return false;
+}
+
+static bool xp_said(FIXTURE_DATA(peer) *self, const char *prefix)
+{
+	return xp_line(self->seen.out, prefix);
 }
 
 #define XP_LOG_PEER() TH_LOG("peer exit %d, said:\n%s", self->seen.peer_exit, \
@@ -330,9 +345,9 @@ TEST_F_TIMEOUT(peer, good_send, 60)
 	EXPECT_TRUE(xp_said(self, "full-operation crc=1")) XP_LOG_PEER();
 	EXPECT_FALSE(xp_said(self, "terminate")) XP_LOG_PEER();
 	EXPECT_EQ(1, self->seen.established);
-	ASSERT_EQ(1, self->seen.recv_ok) TH_LOG("bad %d first %s",
-						 self->seen.recv_bad,
-						 ibv_wc_status_str(self->seen.first_bad));
+	ASSERT_EQ(1, self->seen.recv_ok)
+		TH_LOG("bad %d first %s", self->seen.recv_bad,
+		       ibv_wc_status_str(self->seen.first_bad));
 	EXPECT_EQ(100, self->seen.first_len);
 	EXPECT_TRUE(self->seen.first_bytes_ok);
 	EXPECT_EQ(0, self->seen.async_fatal + self->seen.async_access);
@@ -424,8 +439,10 @@ TEST_F_TIMEOUT(peer, reads_beyond_ird, 60)
 		   "terminate layer=0x0 etype=0x2 ecode=0x07", true);
 }
 
-/* A frame cut short, then the TCP FIN: nothing is delivered, the
- * connection ends on both sides. */
+/*
+ * A frame cut short, then the TCP FIN: nothing is delivered, the
+ * connection ends on both sides.
+ */
 TEST_F_TIMEOUT(peer, truncated_then_close, 60)
 {
 	static const char *const a[] = { "--linger", "5000", "--expect",
@@ -437,6 +454,154 @@ TEST_F_TIMEOUT(peer, truncated_then_close, 60)
 	EXPECT_EQ(1, self->seen.established);
 	EXPECT_EQ(0, self->seen.recv_ok);
 	EXPECT_EQ(1, self->seen.disconnected);
+}
+
+/* What the xiw client saw when it connected to the peer. */
+struct xp_client {
+	bool up;		/* ESTABLISHED */
+	int cm_other;		/* the last other CM event, or -1 */
+	int got;		/* receive completions */
+	struct ibv_wc wc;
+	int peer_exit;		/* -1: did not exit normally */
+	char out[4096];		/* the peer's stdout */
+};
+
+/*
+ * xiw as MPA initiator (rdma_connect) towards the peer started with
+ * args as responder on port; waits for one receive when established.
+ */
+static void xp_kernel_connect(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(peer) *self, int port,
+			      const char *const *args, struct xp_client *r)
+{
+	const char *argv[24] = { self->peer, "--listen" };
+	struct sockaddr_in dst = { .sin_family = AF_INET,
+				   .sin_port = htons(port) };
+	struct rdma_conn_param cp = { .responder_resources = 2,
+				      .initiator_depth = 2 };
+	struct xr_side *c = &self->s[0];
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	int pipefd[2], st, i, k = 3;
+	char portstr[16];
+	long long end;
+	ssize_t n = 0;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	r->cm_other = -1;
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	argv[2] = portstr;
+	for (i = 0; args[i] && k < 22; i++)
+		argv[k++] = args[i];
+	argv[k] = NULL;
+	inet_pton(AF_INET, XR_ADDR, &dst.sin_addr);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		execv(self->peer, (char *const *)argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	/* The peer prints "listening" once its socket is bound. */
+	n = read(pipefd[0], r->out, sizeof(r->out) - 1);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, rdma_create_id(self->net.cch, &id, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000));
+	end = now_ms() + XR_WAIT_MS;
+	while (now_ms() < end && !r->up) {
+		ev = xr_get_event(self->net.cch, 100);
+		if (!ev)
+			continue;
+		switch (ev->event) {
+		case RDMA_CM_EVENT_ADDR_RESOLVED:
+			rdma_resolve_route(ev->id, 2000);
+			break;
+		case RDMA_CM_EVENT_ROUTE_RESOLVED:
+			if (xr_side_init(&self->net, c, ev->id, &self->o))
+				break;
+			for (i = 0; i < XP_WR; i++)
+				xr_recv(c, i, (size_t)i * XP_RECV_LEN, XP_RECV_LEN);
+			if (rdma_connect(ev->id, &cp))
+				TH_LOG("rdma_connect: %s", strerror(errno));
+			break;
+		case RDMA_CM_EVENT_ESTABLISHED:
+			r->up = true;
+			break;
+		default:
+			r->cm_other = ev->event;
+			end = 0;
+			break;
+		}
+		rdma_ack_cm_event(ev);
+	}
+	if (r->up) {
+		r->got = xr_poll(c->cq, &r->wc, 1, XR_WAIT_MS);
+		rdma_disconnect(c->id);
+	}
+	waitpid(pid, &st, 0);
+	for (;;) {
+		ssize_t m = read(pipefd[0], r->out + n, sizeof(r->out) - 1 - n);
+
+		if (m <= 0)
+			break;
+		n += m;
+	}
+	r->out[n] = '\0';
+	close(pipefd[0]);
+	if (!c->id)
+		rdma_destroy_id(id);
+	r->peer_exit = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	TH_LOG("peer exit %d, said:\n%s", r->peer_exit, r->out);
+}
+
+/*
+ * xiw as MPA initiator towards the peer as responder: start-up with the
+ * RTR message xiw offers (E-06), then the peer's Send lands in the
+ * client's posted receive.
+ */
+TEST_F_TIMEOUT(peer, kernel_initiator, 60)
+{
+	static const char *const a[] = { "--linger", "3000", "send:200",
+					  "wait:500", "close", NULL };
+	struct xp_client r;
+
+	xp_kernel_connect(_metadata, self, 18515, a, &r);
+	ASSERT_TRUE(r.up) TH_LOG("CM event %d", r.cm_other);
+	ASSERT_EQ(1, r.got);
+	EXPECT_EQ(IBV_WC_SUCCESS, r.wc.status) TH_LOG("%s", xr_wc_str(&r.wc));
+	EXPECT_EQ(200, r.wc.byte_len);
+	EXPECT_TRUE(xp_pattern_ok(self->s[0].buf + r.wc.wr_id * XP_RECV_LEN,
+				  200));
+	EXPECT_EQ(0, r.peer_exit);
+	EXPECT_TRUE(xp_line(r.out, "mpa request rev=2"));
+	EXPECT_FALSE(xp_line(r.out, "terminate"));
+}
+
+/*
+ * E-04: the responder's ORD (8) is more than xiw's IRD (2): xiw must
+ * send Terminate 0x2/0x0/0x06 and tear down (RFC 6581 section 9.1), and
+ * its ULP must not see the connection established. xiw reported
+ * REJECTED to its ULP but reset the TCP connection without the Terminate
+ * (seen 2026-11-30): a kernel gap, reported, left failing.
+ */
+TEST_F_TIMEOUT(peer, kernel_initiator_ird_short, 60)
+{
+	static const char *const a[] = {
+		"--ord", "8", "--linger", "3000", "--expect",
+		"terminate layer=0x2 etype=0x0 ecode=0x06", NULL };
+	struct xp_client r;
+
+	xp_kernel_connect(_metadata, self, 18516, a, &r);
+	EXPECT_FALSE(r.up);
+	EXPECT_EQ(RDMA_CM_EVENT_REJECTED, r.cm_other);
+	EXPECT_EQ(0, r.peer_exit);
+	EXPECT_TRUE(xp_line(r.out, "terminate layer=0x2 etype=0x0 ecode=0x06"))
+		TH_LOG("no Terminate 0x2/0x0/0x06 before the close");
 }
 
 /*

@@ -8,7 +8,7 @@
  * FPDU, then how the connection ended. --fuzz sends randomly mutated
  * FPDUs instead, reconnecting whenever the kernel closes.
  *
- * Exit status: 0 every --expect seen (or none given and the script ran),
+ * Exit status: 0 every --expect seen (as the start of a printed line) (or none given and the script ran),
  * 1 an --expect not seen, 2 no full operation (TCP or MPA failed),
  * 64 usage.
  */
@@ -58,6 +58,7 @@ struct options {
 	rtr_type rtr = rtr_type::write;
 	std::uint16_t ird = 8;
 	std::uint16_t ord = 8;
+	bool ord_given = false;	/* --ord: send it as is, even if wrong */
 	std::string pd;
 	std::size_t emss = 0;		/* 0: the socket's MSS */
 	int linger_ms = 3000;
@@ -80,7 +81,7 @@ struct options {
 		"  --rev 1|2  --crc 0|1  --markers 0|1  --p2p 0|1\n"
 		"  --rtr none|send|write|read  --ird N  --ord N  --pd TEXT\n"
 		"  --emss N  --linger MS  --timeout MS  --no-answer-reads\n"
-		"  --expect TEXT (repeatable: a printed line must contain it)\n"
+		"  --expect TEXT (repeatable: a printed line must start with it)\n"
 		"  --fuzz --seed S --frames N [--mutate PCT] (with --connect)\n"
 		"actions (each may end in !FAULT[=VALUE]):\n"
 		"  send:N send_se:N send_inv:N:STAG send_se_inv:N:STAG\n"
@@ -430,6 +431,14 @@ bool session::start(bool initiator)
 			mine.rtr_read = pick == rtr_type::read;
 			rtr_ = pick;
 		}
+		/*
+		 * E-03: our ORD at most the initiator's IRD, and our IRD
+		 * at least its ORD, unless --ord asks for a wrong one.
+		 */
+		if (!o_.ord_given && theirs.ird != kMpaV2Depth)
+			mine.ord = std::min(mine.ord, theirs.ird);
+		if (theirs.ord != kMpaV2Depth)
+			mine.ird = std::max(mine.ird, theirs.ord);
 		mine.enhanced = theirs.enhanced && o_.rev == 2;
 		mine.rev = mine.enhanced ? 2 : theirs.rev;
 		encode_startup(mine, buf);
@@ -981,7 +990,10 @@ options parse_args(int argc, char **argv)
 				(usage("bad --rtr"), rtr_type::none);
 			break;
 		case o_ird: o.ird = static_cast<std::uint16_t>(num(v)); break;
-		case o_ord: o.ord = static_cast<std::uint16_t>(num(v)); break;
+		case o_ord:
+			o.ord = static_cast<std::uint16_t>(num(v));
+			o.ord_given = true;
+			break;
 		case o_pd: o.pd = v; break;
 		case o_emss: o.emss = num(v); break;
 		case o_linger: o.linger_ms = static_cast<int>(num(v)); break;
@@ -1049,7 +1061,7 @@ int run(const options &o)
 		const bool seen = std::any_of(
 			s.lines.begin(), s.lines.end(),
 			[&](const std::string &l) {
-				return l.find(want) != std::string::npos;
+				return l.starts_with(want);
 			});
 
 		if (!seen) {
