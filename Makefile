@@ -5,6 +5,7 @@
 #   make check    set-up, build, lint, host tests, VM selftests
 #   make run      set-up, build, boot a VM and show xiw0 at work
 #   make bench    set-up, build, perftest xiw vs siw vs TCP in a VM
+#   make fuzz-codec  libFuzzer on the wire codec of xiw-wirepeer (clang)
 #
 # KDIR (kernel build tree) and KREL (its release) can be overridden; by
 # default they are the newest installed Debian kernel with headers.
@@ -23,7 +24,7 @@ SELFTEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-isystem $(KSRC)/tools/testing/selftests -Iinclude/uapi
 SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
 
-.PHONY: all module provider selftests install check run bench clean setup
+.PHONY: all module provider selftests install check run bench clean setup fuzz-codec
 
 all: module provider selftests
 
@@ -56,6 +57,17 @@ run:
 
 bench:
 	scripts/bench.sh
+
+# The deframer and header decoders under ASan/UBSan; crashes land in
+# build/fuzz. FUZZ_RUNS=-1 runs until stopped.
+FUZZ_RUNS ?= 1000000
+FUZZ_SEED ?= 1
+fuzz-codec: provider
+	@test -x $(BUILD)/userspace/peer/fuzz_codec || \
+		{ echo "fuzz_codec not built: clang++ missing?"; exit 1; }
+	@mkdir -p $(BUILD)/fuzz
+	cd $(BUILD)/fuzz && $(BUILD)/userspace/peer/fuzz_codec \
+		-seed=$(FUZZ_SEED) -runs=$(FUZZ_RUNS) -max_len=4096
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
