@@ -398,8 +398,7 @@ TEST_F_TIMEOUT(peer, bad_qn, 60)
 
 /*
  * DDP-08: untagged DDP version. RFC 5040 Figure 10 puts the DDP segment
- * length and header into a DDP-layer Terminate; xiw sent it without
- * (hdrs=none, seen 2026-11-30): a kernel gap, reported, left failing.
+ * length and header into a DDP-layer Terminate.
  */
 TEST_F_TIMEOUT(peer, bad_ddp_version, 60)
 {
@@ -423,8 +422,7 @@ TEST_F_TIMEOUT(peer, unknown_opcode, 60)
 
 /*
  * DDP-08: a Write to an STag that does not exist. V-07 asks for
- * QP_ACCESS_ERR on the responder for a remote protection error; xiw
- * raised QP_FATAL (seen 2026-11-30): a kernel gap, reported, left failing.
+ * QP_ACCESS_ERR on the responder for a remote protection error.
  */
 TEST_F_TIMEOUT(peer, write_invalid_stag, 60)
 {
@@ -585,9 +583,7 @@ TEST_F_TIMEOUT(peer, kernel_initiator, 60)
 /*
  * E-04: the responder's ORD (8) is more than xiw's IRD (2): xiw must
  * send Terminate 0x2/0x0/0x06 and tear down (RFC 6581 section 9.1), and
- * its ULP must not see the connection established. xiw reported
- * REJECTED to its ULP but reset the TCP connection without the Terminate
- * (seen 2026-11-30): a kernel gap, reported, left failing.
+ * its ULP must not see the connection established (it sees REJECTED).
  */
 TEST_F_TIMEOUT(peer, kernel_initiator_ird_short, 60)
 {

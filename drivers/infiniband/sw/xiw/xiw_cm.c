@@ -20,6 +20,7 @@
  * the iw_cm_id (cm_id->add_ref) while it may still raise events, and the
  * QP (xiw_qp_get) while attached to it.
  */
+#include <linux/crc32c.h>
 #include <linux/inet.h>
 #include <linux/module.h>
 #include <linux/net.h>
@@ -399,6 +400,47 @@ static int xiw_send_all(struct socket *sock, const void *buf, size_t len)
 	return rv == len ? 0 : -EIO;
 }
 
+/*
+ * E-04, E-06: an initiator that cannot go on after the Reply tells the
+ * responder with an LLP Terminate (0x2/0x0/ecode, no headers: RFC 5040
+ * Figure 10), framed as the Reply set it up: the leading marker of full
+ * operation if the responder asked for markers (MPA-13), CRC if in
+ * force. Then the ULP hears the refusal and the close is graceful, so
+ * the Terminate goes out before the FIN. Must hold conn->lock.
+ */
+static void xiw_conn_fail_terminate(struct xiw_conn *conn, u8 ecode)
+{
+	u8 buf[MPA_MARKER_LEN + sizeof(struct iwarp_untagged) + 4 +
+	       MPA_CRC_LEN] = {};
+	struct iwarp_untagged *u;
+	u8 *p = buf;
+	u32 crc = 0;
+
+	lockdep_assert_held(&conn->lock);
+	if (conn->mpa.mrk_tx)
+		p += MPA_MARKER_LEN;	/* FPDUPTR 0: an FPDU follows */
+	u = (struct iwarp_untagged *)p;
+	u->ctrl.mpa_len = cpu_to_be16(sizeof(*u) - MPA_HDR_LEN + 4);
+	u->ctrl.ddp = DDP_VERSION | DDP_FLAG_LAST;
+	u->ctrl.rdmap = RDMAP_VERSION | RDMAP_TERMINATE;
+	u->qn = cpu_to_be32(DDP_QN_TERMINATE);
+	u->msn = cpu_to_be32(1);
+	p += sizeof(*u);
+	p[0] = TERM_LLP_MPA;
+	p[1] = ecode;
+	p += 4;			/* the flags stay 0: no headers */
+	if (conn->mpa.crc)
+		crc = ~crc32c(~0U, buf, p - buf);
+	put_unaligned_le32(crc, p);
+	p += MPA_CRC_LEN;
+	if (!xiw_send_all(conn->sock, buf, p - buf))
+		xiw_count(conn->xdev, TX_TERMINATE_LLP);
+	if (conn->cm_id)
+		xiw_cm_upcall(conn, conn->cm_id, IW_CM_EVENT_CONNECT_REPLY,
+			      -ECONNREFUSED, NULL, 0);
+	xiw_conn_close(conn, false);
+}
+
 static int xiw_mpa_send(struct xiw_conn *conn, const char *key, u8 flags,
 			const struct mpa_v2_data *v2, const void *pd,
 			u16 pd_len)
@@ -606,14 +648,15 @@ static void xiw_conn_reply(struct xiw_conn *conn)
 		if (conn->peer_ord != MPA_V2_NO_NEGOTIATE &&
 		    conn->peer_ord > conn->mpa.ird) {
 			/* E-04: we cannot take that many Reads. */
-			xiw_conn_fail(conn, -ECONNREFUSED, NULL, 0);
+			xiw_conn_fail_terminate(conn, 0x06);
 			return;
 		}
 		if (conn->rtr_offer) {
 			u16 pick = conn->rtr_offer & conn->mpa.rtr_offered;
 
 			if (!pick) {
-				xiw_conn_fail(conn, -ECONNREFUSED, NULL, 0);
+				/* E-06: no RTR we offered was picked. */
+				xiw_conn_fail_terminate(conn, 0x07);
 				return;
 			}
 			conn->mpa.rtr = __ffs(pick) + 1;

@@ -66,6 +66,9 @@ struct xiw_rx {
 	enum xiw_rx_target tgt;
 	bool last;
 	u8 op;
+	/* an error found in the control bytes, sent once the header is in */
+	bool hdr_err;
+	u8 hdr_err_le, hdr_err_ec;
 
 	struct xiw_mr *mr;	/* XIW_TGT_WRITE, referenced */
 	u64 to;
@@ -874,6 +877,30 @@ static void xiw_rx_segment_done(struct xiw_rx *rx)
 	}
 }
 
+/*
+ * An error in a segment's control bytes (DDP or RDMAP version, opcode).
+ * RFC 5040 Figure 10 wants the DDP segment length and header in a DDP
+ * Terminate, and in an RDMAP one where possible: read the rest of the
+ * DDP header first (its length follows from the T bit whatever the
+ * version) unless the ULPDU is too short to hold one. Returns as
+ * xiw_rx_step().
+ */
+static bool xiw_rx_hdr_error(struct xiw_rx *rx, bool tagged, u8 le, u8 ec)
+{
+	u32 len = tagged ? sizeof(struct iwarp_tagged) :
+			   sizeof(struct iwarp_untagged);
+
+	if (rx->ulpdu_len < len - MPA_HDR_LEN) {
+		xiw_rx_error(rx, le, ec, false);
+		return false;
+	}
+	rx->hdr_len = len;
+	rx->hdr_err = true;
+	rx->hdr_err_le = le;
+	rx->hdr_err_ec = ec;
+	return true;
+}
+
 /* Parse and place what the socket has. Returns false to stop. */
 static bool xiw_rx_step(struct xiw_rx *rx)
 {
@@ -903,21 +930,19 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 			rx->ulpdu_len = be16_to_cpu(c->mpa_len);
 			rx->op = c->rdmap & RDMAP_OPCODE_MASK;
 			rx->last = c->ddp & DDP_FLAG_LAST;
-			if ((c->ddp & DDP_VERSION_MASK) != DDP_VERSION) {
-				xiw_rx_error(rx, tagged ? TERM_DDP_TAGGED :
-					     TERM_DDP_UNTAGGED,
-					     tagged ? 0x04 : 0x06, false);
-				return false;
-			}
-			if ((c->rdmap & RDMAP_VERSION_MASK) != RDMAP_VERSION) {
-				xiw_rx_error(rx, TERM_RDMAP_OP, 0x05, false);
-				return false;
-			}
+			rx->hdr_err = false;
+			if ((c->ddp & DDP_VERSION_MASK) != DDP_VERSION)
+				return xiw_rx_hdr_error(rx, tagged, tagged ?
+							TERM_DDP_TAGGED :
+							TERM_DDP_UNTAGGED,
+							tagged ? 0x04 : 0x06);
+			if ((c->rdmap & RDMAP_VERSION_MASK) != RDMAP_VERSION)
+				return xiw_rx_hdr_error(rx, tagged,
+							TERM_RDMAP_OP, 0x05);
 			rx->hdr_len = xiw_rx_hdr_len(rx->op, tagged);
-			if (!rx->hdr_len) {
-				xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, false);
-				return false;
-			}
+			if (!rx->hdr_len)
+				return xiw_rx_hdr_error(rx, tagged,
+							TERM_RDMAP_OP, 0x06);
 			if (rx->ulpdu_len < rx->hdr_len - MPA_HDR_LEN) {
 				/* The length cannot even hold the header. */
 				xiw_rx_error(rx, TERM_LLP_MPA, 0x03, false);
@@ -927,6 +952,10 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 		if (rx->hdr_got < sizeof(struct iwarp_ctrl) ||
 		    rx->hdr_got < rx->hdr_len)
 			return true;
+		if (rx->hdr_err) {
+			xiw_rx_error(rx, rx->hdr_err_le, rx->hdr_err_ec, true);
+			return false;
+		}
 		xiw_rx_header(rx);
 		if (rx->dead)
 			return false;
