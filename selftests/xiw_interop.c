@@ -18,6 +18,9 @@
  * CRC32c must be in use both ways although siw does not ask for it
  * (MPA-05), every FPDU's CRC valid (MPA-42), RTR as offered (E-06).
  *
+ * The markers fixture: with xiw's mpa_markers=1 the connection fails at
+ * once with REJECTED in both directions (siw has no markers).
+ *
  * Not covered, siw's known deviation (iwarp-conformance.md, E-06): siw
  * never picks a zero-length Send RTR (an initiator offering only Send
  * gets a Write), so p2p_rtr 1 towards siw is not a variant.
@@ -198,6 +201,64 @@ TEST_F_TIMEOUT(interop, wire_startup, XW_TIMEOUT)
 	}
 	xw_wire_traffic(_metadata, self->c, self->s, self->seed);
 	xw_wire(_metadata, self->cap, &e);
+}
+
+/*
+ * Markers against siw, which does not implement them: with xiw's
+ * mpa_markers=1 the connection must fail cleanly and at once, in both
+ * directions, never hang or come up half-made. siw as responder rejects
+ * a Request with M (an MPA Reply with R set: xiw's ULP sees REJECTED);
+ * siw as initiator refuses a Reply with M (its ULP sees REJECTED, and it
+ * closes the TCP connection under xiw's accepted end).
+ */
+FIXTURE(markers) {
+	struct xr_link xl, sl;
+	struct xr_net net;
+	struct xr_pair p;
+};
+
+FIXTURE_VARIANT(markers) {
+	bool xiw_initiates;
+};
+
+FIXTURE_VARIANT_ADD(markers, xiw_to_siw) { .xiw_initiates = true };
+FIXTURE_VARIANT_ADD(markers, siw_to_xiw) { .xiw_initiates = false };
+
+FIXTURE_SETUP(markers)
+{
+	xr_unlimit_memlock();
+	ASSERT_EQ(0, xr_link_make(&self->xl, "xiw", XI_XIW_NETDEV, XI_XIW_DEV,
+				  XR_ADDR)) TH_LOG("cannot create " XI_XIW_DEV);
+	ASSERT_EQ(0, xr_link_make(&self->sl, "siw", XI_SIW_NETDEV, XI_SIW_DEV,
+				  XI_SIW_ADDR))
+		TH_LOG("cannot create " XI_SIW_DEV " (scripts/siw-build.sh builds build/siw/siw.ko)");
+	ASSERT_EQ(0, xm_param_set("mpa_markers", 1));
+	ASSERT_EQ(0, xr_net_init_at(&self->net, variant->xiw_initiates ?
+				    XI_SIW_ADDR : XR_ADDR))
+		TH_LOG("%s", self->net.err);
+	xr_net_set_src(&self->net, variant->xiw_initiates ? XR_ADDR : XI_SIW_ADDR);
+}
+
+FIXTURE_TEARDOWN(markers)
+{
+	xr_pairs_fini(&self->p, 1);
+	xr_net_fini(&self->net);
+	xm_params_default();
+}
+
+TEST_F_TIMEOUT(markers, refused_cleanly, XW_TIMEOUT)
+{
+	struct xr_opts o = { .buflen = 4096, .wr = 4, .sge = 1, .rd_atom = 4 };
+	long long t = now_ms();
+
+	ASSERT_NE(0, xr_connect(&self->net, &self->p, 1, &o))
+		TH_LOG("a connection with markers came up against siw");
+	t = now_ms() - t;
+	TH_LOG("refused in %lld ms: %s", t, self->net.err);
+	/* The initiator hears the refusal, not a timeout. */
+	ASSERT_NE(NULL, strstr(self->net.err, "REJECTED")) TH_LOG("%s",
+								   self->net.err);
+	ASSERT_GT(XR_WAIT_MS, t);
 }
 
 /* Delete both links once every test process is gone. */

@@ -437,6 +437,48 @@ TEST_F_TIMEOUT(peer, reads_beyond_ird, 60)
 		   "terminate layer=0x0 etype=0x2 ecode=0x07", true);
 }
 
+/* DDP-07: an MSN that is not the next one expected */
+TEST_F_TIMEOUT(peer, bad_msn, 60)
+{
+	xp_hostile(_metadata, self, "send:64!msn=100",
+		   "terminate layer=0x1 etype=0x2 ecode=0x03 hdrs=ddp", true);
+}
+
+/* DDP-07: an MO beyond the posted receive buffer (1024 bytes) */
+TEST_F_TIMEOUT(peer, bad_mo, 60)
+{
+	xp_hostile(_metadata, self, "send:64!mo=4096",
+		   "terminate layer=0x1 etype=0x2 ecode=0x04 hdrs=ddp", true);
+}
+
+/* DDP-07, V-03: a Send longer than the posted receive buffer */
+TEST_F_TIMEOUT(peer, send_too_long, 60)
+{
+	xp_hostile(_metadata, self, "send:2048",
+		   "terminate layer=0x1 etype=0x2 ecode=0x05 hdrs=ddp", true);
+}
+
+/* TERM-04: a ULPDU_Length too short for the opcode's header */
+TEST_F_TIMEOUT(peer, length_short_of_header, 60)
+{
+	xp_hostile(_metadata, self, "send:64!length=8",
+		   "terminate layer=0x2 etype=0x0 ecode=0x03 hdrs=none", true);
+}
+
+/* DDP-04: a Read Request opcode on the Send queue (QN 0) */
+TEST_F_TIMEOUT(peer, opcode_on_wrong_queue, 60)
+{
+	xp_hostile(_metadata, self, "send:64!opcode=1",
+		   "terminate layer=0x1 etype=0x2 ecode=0x01", true);
+}
+
+/* TERM-04: a Send on a tagged segment is an unexpected opcode */
+TEST_F_TIMEOUT(peer, send_on_tagged_segment, 60)
+{
+	xp_hostile(_metadata, self, "send:64!tagged",
+		   "terminate layer=0x0 etype=0x2 ecode=0x06 hdrs=ddp", true);
+}
+
 /*
  * A frame cut short, then the TCP FIN: nothing is delivered, the
  * connection ends on both sides.
