@@ -5,6 +5,7 @@
 #   make check    set-up, build, lint, host tests, VM selftests
 #   make run      set-up, build, boot a VM and show xiw0 at work
 #   make bench    set-up, build, perftest xiw vs siw vs TCP in a VM
+#   make fuzz    the long hostile-input campaign against xiw in a VM
 #   make fuzz-codec  libFuzzer on the wire codec of xiw-wirepeer (clang)
 #
 # KDIR (kernel build tree) and KREL (its release) can be overridden; by
@@ -24,7 +25,7 @@ SELFTEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-isystem $(KSRC)/tools/testing/selftests -Iinclude/uapi
 SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
 
-.PHONY: all module provider selftests install check run bench clean setup fuzz-codec
+.PHONY: all module provider selftests install check run bench clean setup fuzz fuzz-codec
 
 all: module provider selftests
 
@@ -57,6 +58,9 @@ run:
 
 bench:
 	scripts/bench.sh
+
+fuzz:
+	scripts/fuzz.sh
 
 # The deframer and header decoders under ASan/UBSan; crashes land in
 # build/fuzz. FUZZ_RUNS=-1 runs until stopped.

@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# make fuzz: the long hostile-input campaign against the kernel. Set up,
+# build, boot one VM (panic_on_warn=1) and run selftests/xiw_peer with
+# XIW_FUZZ_FRAMES (default 100000) frames from seed XIW_FUZZ_SEED
+# (default 20261130): xiw-wirepeer connects to an xiw listener, negotiates
+# MPA validly, then sends valid and mutated FPDUs (5 % mutated: lengths,
+# pad, CRC, DDP and RDMAP fields, truncation, floods of Read Requests),
+# reconnecting after every Terminate. The run fails on any kernel warning,
+# a connection that does not end, or TCP sockets not given back. The
+# other xiw_peer rows run too. Output: build/vm/fuzz/output.log.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+frames=${XIW_FUZZ_FRAMES:-100000}
+seed=${XIW_FUZZ_SEED:-20261130}
+echo "== set-up (scripts/setup.sh)"
+ksrc=$(scripts/setup.sh | tail -n 1)
+krel=$(scripts/kernel-release.sh)
+echo "== build"
+make -s KSRC="$ksrc" KREL="$krel" all
+scripts/vm-modules.sh "$krel" build/vm/modroot
+echo "== campaign: seed $seed, $frames frames (QEMU, panic_on_warn=1)"
+rc=0
+scripts/vm-run.sh -n fuzz -t "${XIW_FUZZ_VM_TIMEOUT:-7200}" -- \
+	env XIW_FUZZ_FRAMES="$frames" XIW_FUZZ_SEED="$seed" \
+	selftests/run_vm.sh build/selftests/xiw_peer || rc=$?
+out=build/vm/fuzz/output.log
+grep -E "fuzz (start|done)|TCP slab|^(ok|not ok) " "$out" || true
+case $rc in
+0) echo "fuzz: passed, kernel log clean (seed $seed, $frames frames)" ;;
+*) echo "fuzz: FAILED (vm-run.sh exit $rc; logs in build/vm/fuzz)" ;;
+esac
+exit $rc
