@@ -466,10 +466,13 @@ TEST_F_TIMEOUT(peer, send_too_long, 60)
 		   "terminate layer=0x1 etype=0x2 ecode=0x05 hdrs=ddp", true);
 }
 
-/* TERM-04: a ULPDU_Length too short for the opcode's header */
+/*
+ * TERM-04: a ULPDU_Length too short for the opcode's header. The fault
+ * adds to the length mod 2^16: 18 + 64 + 65462 leaves 8.
+ */
 TEST_F_TIMEOUT(peer, length_short_of_header, 60)
 {
-	xp_hostile(_metadata, self, "send:64!length=8",
+	xp_hostile(_metadata, self, "send:64!length=65462",
 		   "terminate layer=0x2 etype=0x0 ecode=0x03 hdrs=none", true);
 }
 
