@@ -679,6 +679,27 @@ static long xp_tcp_objects(void)
 
 /* A short fuzz run with a fixed seed; the kernel gives the sockets back. */
 /*
+ * E-06: the responder picks a ready-to-receive message xiw did not offer
+ * (xiw offers a zero-length Write by default; the peer picks Read): xiw
+ * must send Terminate 0x2/0x0/0x07 and tear down, and its ULP sees
+ * REJECTED.
+ */
+TEST_F_TIMEOUT(peer, kernel_initiator_rtr_not_offered, 60)
+{
+	static const char *const a[] = {
+		"--rtr", "read", "--force-rtr", "--linger", "3000", "--expect",
+		"terminate layer=0x2 etype=0x0 ecode=0x07", NULL };
+	struct xp_client r;
+
+	xp_kernel_connect(_metadata, self, 18517, a, &r);
+	EXPECT_FALSE(r.up);
+	EXPECT_EQ(RDMA_CM_EVENT_REJECTED, r.cm_other);
+	EXPECT_EQ(0, r.peer_exit);
+	EXPECT_TRUE(xp_line(r.out, "terminate layer=0x2 etype=0x0 ecode=0x07"))
+		TH_LOG("no Terminate 0x2/0x0/0x07 before the close");
+}
+
+/*
  * The hostile campaign (issue 6): XIW_FUZZ_FRAMES frames (default 3000,
  * `make fuzz` runs 100000) from seed XIW_FUZZ_SEED (default 20261130),
  * 5 % of them mutated, the peer reconnecting after every Terminate. Every

@@ -59,6 +59,7 @@ struct options {
 	std::uint16_t ird = 8;
 	std::uint16_t ord = 8;
 	bool ord_given = false;	/* --ord: send it as is, even if wrong */
+	bool rtr_force = false;	/* --force-rtr: pick --rtr even if not offered */
 	std::string pd;
 	std::size_t emss = 0;		/* 0: the socket's MSS */
 	int linger_ms = 3000;
@@ -81,6 +82,7 @@ struct options {
 		"  --rev 1|2  --crc 0|1  --markers 0|1  --p2p 0|1\n"
 		"  --rtr none|send|write|read  --ird N  --ord N  --pd TEXT\n"
 		"  --emss N  --linger MS  --timeout MS  --no-answer-reads\n"
+		"  --force-rtr (responder: pick --rtr even if not offered)\n"
 		"  --expect TEXT (repeatable: a printed line must start with it)\n"
 		"  --fuzz --seed S --frames N [--mutate PCT] (with --connect)\n"
 		"actions (each may end in !FAULT[=VALUE]):\n"
@@ -414,7 +416,9 @@ bool session::start(bool initiator)
 				   r = theirs.rtr_read;
 			rtr_type pick = rtr_type::none;
 
-			if (o_.rtr == rtr_type::send && s)
+			if (o_.rtr_force)	/* E-06 broken on purpose */
+				pick = o_.rtr;
+			else if (o_.rtr == rtr_type::send && s)
 				pick = rtr_type::send;
 			else if (o_.rtr == rtr_type::write && w)
 				pick = rtr_type::write;
@@ -945,7 +949,7 @@ options parse_args(int argc, char **argv)
 	enum {
 		o_connect = 256, o_listen, o_rev, o_crc, o_markers, o_p2p,
 		o_rtr, o_ird, o_ord, o_pd, o_emss, o_linger, o_timeout,
-		o_noanswer, o_expect, o_fuzz, o_seed, o_frames, o_mutate,
+		o_noanswer, o_forcertr, o_expect, o_fuzz, o_seed, o_frames, o_mutate,
 	};
 	static const struct option longopts[] = {
 		{"connect", required_argument, nullptr, o_connect},
@@ -962,6 +966,7 @@ options parse_args(int argc, char **argv)
 		{"linger", required_argument, nullptr, o_linger},
 		{"timeout", required_argument, nullptr, o_timeout},
 		{"no-answer-reads", no_argument, nullptr, o_noanswer},
+		{"force-rtr", no_argument, nullptr, o_forcertr},
 		{"expect", required_argument, nullptr, o_expect},
 		{"fuzz", no_argument, nullptr, o_fuzz},
 		{"seed", required_argument, nullptr, o_seed},
@@ -999,6 +1004,7 @@ options parse_args(int argc, char **argv)
 		case o_linger: o.linger_ms = static_cast<int>(num(v)); break;
 		case o_timeout: o.timeout_ms = static_cast<int>(num(v)); break;
 		case o_noanswer: o.answer_reads = false; break;
+		case o_forcertr: o.rtr_force = true; break;
 		case o_expect: o.expect.push_back(v); break;
 		case o_fuzz: o.fuzz = true; break;
 		case o_seed: o.seed = num(v); break;
