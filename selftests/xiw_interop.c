@@ -51,6 +51,17 @@ static void xi_dyndbg(void)
 	sh("echo 'module xiw +p' > %s; echo 'module siw +p' > %s", ctl, ctl);
 }
 
+/* The two links, xiw's and siw's, made once per program. */
+#define XI_MAKE_LINKS(self) do {					\
+	ASSERT_EQ(0, xr_link_make(&(self)->xl, "xiw", XI_XIW_NETDEV,	\
+				  XI_XIW_DEV, XR_ADDR))			\
+		TH_LOG("cannot create " XI_XIW_DEV);			\
+	ASSERT_EQ(0, xr_link_make(&(self)->sl, "siw", XI_SIW_NETDEV,	\
+				  XI_SIW_DEV, XI_SIW_ADDR))		\
+		TH_LOG("cannot create " XI_SIW_DEV			\
+		       " (scripts/siw-build.sh builds build/siw/siw.ko)"); \
+} while (0)
+
 FIXTURE(interop) {
 	struct xr_link xl, sl;
 	struct xr_net net;
@@ -95,11 +106,7 @@ FIXTURE_SETUP(interop)
 	int rc;
 
 	xr_unlimit_memlock();
-	ASSERT_EQ(0, xr_link_make(&self->xl, "xiw", XI_XIW_NETDEV, XI_XIW_DEV,
-				  XR_ADDR)) TH_LOG("cannot create " XI_XIW_DEV);
-	ASSERT_EQ(0, xr_link_make(&self->sl, "siw", XI_SIW_NETDEV, XI_SIW_DEV,
-				  XI_SIW_ADDR))
-		TH_LOG("cannot create " XI_SIW_DEV " (scripts/siw-build.sh builds build/siw/siw.ko)");
+	XI_MAKE_LINKS(self);
 	xi_dyndbg();
 	xr_lo_mtu(1500);
 	rc = xm_params(variant->crc, variant->rev, variant->rtr);
@@ -227,11 +234,7 @@ FIXTURE_VARIANT_ADD(markers, siw_to_xiw) { .xiw_initiates = false };
 FIXTURE_SETUP(markers)
 {
 	xr_unlimit_memlock();
-	ASSERT_EQ(0, xr_link_make(&self->xl, "xiw", XI_XIW_NETDEV, XI_XIW_DEV,
-				  XR_ADDR)) TH_LOG("cannot create " XI_XIW_DEV);
-	ASSERT_EQ(0, xr_link_make(&self->sl, "siw", XI_SIW_NETDEV, XI_SIW_DEV,
-				  XI_SIW_ADDR))
-		TH_LOG("cannot create " XI_SIW_DEV " (scripts/siw-build.sh builds build/siw/siw.ko)");
+	XI_MAKE_LINKS(self);
 	ASSERT_EQ(0, xm_param_set("mpa_markers", 1));
 	ASSERT_EQ(0, xr_net_init_at(&self->net, variant->xiw_initiates ?
 				    XI_SIW_ADDR : XR_ADDR))

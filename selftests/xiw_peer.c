@@ -28,21 +28,8 @@
 /* The peer: $XIW_WIREPEER, else build/userspace/peer/ next to us. */
 static void xp_peer_path(char *p, size_t len)
 {
-	const char *env = getenv("XIW_WIREPEER");
-	char exe[PATH_MAX - 64];
-	ssize_t n;
-	char *s;
-
-	if (env && *env) {
-		snprintf(p, len, "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	s = strrchr(exe, '/');
-	if (s)
-		*s = '\0';
-	snprintf(p, len, "%s/../userspace/peer/xiw-wirepeer", exe);
+	xr_beside_exe(p, len, "XIW_WIREPEER",
+		      "../userspace/peer/xiw-wirepeer");
 }
 
 /* What the listener side saw during one peer run. */
@@ -242,6 +229,33 @@ static void xp_cm(struct __test_metadata *_metadata, FIXTURE_DATA(peer) *self)
 }
 
 /*
+ * Start the peer with argv, its stdout and stderr on a pipe; the read
+ * end in *rd. Returns the child's pid, or -1.
+ */
+static pid_t xp_spawn(FIXTURE_DATA(peer) *self, const char *const *argv,
+		      int *rd)
+{
+	int pipefd[2];
+	pid_t pid;
+
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		execv(self->peer, (char *const *)argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	if (pid < 0)
+		close(pipefd[0]);
+	*rd = pipefd[0];
+	return pid;
+}
+
+/*
  * Run the peer with args against the listener, serving connections while
  * it runs, then give the listener side up to linger_ms to see every
  * connection end. Fills self->seen.
@@ -262,17 +276,8 @@ static void xp_run(struct __test_metadata *_metadata,
 	for (i = 0; args[i] && k < 46; i++)
 		argv[k++] = args[i];
 	argv[k] = NULL;
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
+	pid = xp_spawn(self, argv, &pipefd[0]);
 	ASSERT_LE(0, pid);
-	if (!pid) {
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
-		close(pipefd[0]);
-		execv(self->peer, (char *const *)argv);
-		_exit(127);
-	}
-	close(pipefd[1]);
 	xr_nonblock(pipefd[0]);
 	while (now_ms() < end) {
 		struct pollfd pf[3] = {
@@ -490,6 +495,20 @@ TEST_F_TIMEOUT(peer, send_on_tagged_segment, 60)
 		   "terminate layer=0x0 etype=0x2 ecode=0x06 hdrs=ddp", true);
 }
 
+/* EXT-08: Immediate Data carries exactly 8 bytes; 4 is an error */
+TEST_F_TIMEOUT(peer, immdt_not_8_bytes, 60)
+{
+	xp_hostile(_metadata, self, "immdt:01020304",
+		   "terminate layer=0x0 etype=0x2 ecode=0x06", true);
+}
+
+/* RDMAP-04: a Read Response when no RDMA Read is outstanding */
+TEST_F_TIMEOUT(peer, read_response_unasked, 60)
+{
+	xp_hostile(_metadata, self, "write:0:0:64!opcode=2",
+		   "terminate layer=0x0 etype=0x2 ecode=0x06", true);
+}
+
 /*
  * A frame cut short, then the TCP FIN: nothing is delivered, the
  * connection ends on both sides.
@@ -547,17 +566,8 @@ static void xp_kernel_connect(struct __test_metadata *_metadata,
 		argv[k++] = args[i];
 	argv[k] = NULL;
 	inet_pton(AF_INET, XR_ADDR, &dst.sin_addr);
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
+	pid = xp_spawn(self, argv, &pipefd[0]);
 	ASSERT_LE(0, pid);
-	if (!pid) {
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
-		close(pipefd[0]);
-		execv(self->peer, (char *const *)argv);
-		_exit(127);
-	}
-	close(pipefd[1]);
 	/* The peer prints "listening" once its socket is bound. */
 	n = read(pipefd[0], r->out, sizeof(r->out) - 1);
 	ASSERT_LT(0, n);

@@ -47,16 +47,20 @@ static bool __attribute__((unused)) xr_is_siw(void)
 			##__VA_ARGS__);					\
 } while (0)
 
-/* build/siw/siw.ko next to build/selftests/, or $XIW_SIW_KO. */
-static void xr_siw_ko(char *p, size_t len)
+/*
+ * $env if set, else rel taken from the directory of this program
+ * (build/selftests/): build/siw/siw.ko is "../siw/siw.ko".
+ */
+static void __attribute__((unused))
+xr_beside_exe(char *p, size_t len, const char *env, const char *rel)
 {
-	const char *env = getenv("XIW_SIW_KO");
-	char exe[PATH_MAX];
+	const char *e = getenv(env);
+	char exe[PATH_MAX - 64];
 	ssize_t n;
 	char *s;
 
-	if (env && *env) {
-		snprintf(p, len, "%s", env);
+	if (e && *e) {
+		snprintf(p, len, "%s", e);
 		return;
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -64,7 +68,13 @@ static void xr_siw_ko(char *p, size_t len)
 	s = strrchr(exe, '/');
 	if (s)
 		*s = '\0';
-	snprintf(p, len, "%s/../siw/siw.ko", exe);
+	snprintf(p, len, "%s/%s", exe, rel);
+}
+
+/* build/siw/siw.ko next to build/selftests/, or $XIW_SIW_KO. */
+static void xr_siw_ko(char *p, size_t len)
+{
+	xr_beside_exe(p, len, "XIW_SIW_KO", "../siw/siw.ko");
 }
 
 /* Load the RDMA CM stack and the module of device type t ("xiw", "siw"). */
