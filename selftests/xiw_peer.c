@@ -495,6 +495,20 @@ TEST_F_TIMEOUT(peer, send_on_tagged_segment, 60)
 		   "terminate layer=0x0 etype=0x2 ecode=0x06 hdrs=ddp", true);
 }
 
+/* DDP-08: a Write whose TO + length wraps 64 bits */
+TEST_F_TIMEOUT(peer, write_to_wraps, 60)
+{
+	xp_hostile(_metadata, self, "write:0xbad0bad0:0xfffffffffffffff0:64",
+		   "terminate layer=0x1 etype=0x1 ecode=0x03 hdrs=ddp", false);
+}
+
+/* TERM-04: a Read Request whose source TO + length wraps 64 bits */
+TEST_F_TIMEOUT(peer, read_to_wraps, 60)
+{
+	xp_hostile(_metadata, self, "read:0xbad0bad0:0xfffffffffffffff0:64",
+		   "terminate layer=0x0 etype=0x1 ecode=0x04", false);
+}
+
 /* EXT-08: Immediate Data carries exactly 8 bytes; 4 is an error */
 TEST_F_TIMEOUT(peer, immdt_not_8_bytes, 60)
 {
