@@ -326,8 +326,11 @@ void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type)
 /* Must hold state_lock. */
 static void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
 {
+	unsigned long irqflags;
+
 	lockdep_assert_held(&qp->state_lock);
-	spin_lock_bh(&qp->sq_lock);
+	/* IRQ-safe like every sq_lock taker: kernel posts come from anywhere. */
+	spin_lock_irqsave(&qp->sq_lock, irqflags);
 	spin_lock(&qp->rq_lock);
 	qp->state = state;
 	WRITE_ONCE(qp->sq.ctrl->qp_state, state);
@@ -348,7 +351,7 @@ static void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
 		xiw_rq_drain(qp, state == IB_QPS_ERR);
 	}
 	spin_unlock(&qp->rq_lock);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 	/*
 	 * The connection follows: ERR aborts it (RST), SQD closes it
 	 * gracefully (FIN); the CM's work does it, and reports CLOSE.
@@ -714,6 +717,7 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr)
 {
 	struct xiw_qp *qp = to_xqp(ibqp);
+	unsigned long irqflags;
 
 	if (qp->kernel)
 		return xiw_post_send_kernel(qp, wr, bad_wr);
@@ -721,10 +725,10 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	spin_lock_bh(&qp->sq_lock);
+	spin_lock_irqsave(&qp->sq_lock, irqflags);
 	if (qp->state == IB_QPS_ERR)
 		xiw_sq_drain(qp, true);
-	spin_unlock_bh(&qp->sq_lock);
+	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 	xiw_tx_doorbell(qp);
 	return 0;
 }

@@ -955,16 +955,16 @@ static void xiw_tx_pass(struct xiw_qp *qp)
 			xiw_tx_finish(qp);
 			if (term) {
 				u8 le = qp->wire.term[0];
-
-				/* TERM-05: let it reach the peer, then close. */
-				kernel_sock_shutdown(qp->wire.sock, SHUT_WR);
 				/*
 				 * V-07: a remote protection error found here
 				 * is the responder's access error.
 				 */
-				xiw_qp_error(qp, le == TERM_RDMAP_PROT ||
-						 le == TERM_DDP_TAGGED ?
-						 IB_EVENT_QP_ACCESS_ERR :
+				bool prot = le == TERM_RDMAP_PROT ||
+					    le == TERM_DDP_TAGGED;
+
+				/* TERM-05: let it reach the peer, then close. */
+				kernel_sock_shutdown(qp->wire.sock, SHUT_WR);
+				xiw_qp_error(qp, prot ? IB_EVENT_QP_ACCESS_ERR :
 						 IB_EVENT_QP_FATAL);
 				break;
 			}
