@@ -35,6 +35,7 @@
  * Seed: XIW_SCRIBBLE_SEED (decimal or 0x hex), default XS_SEED; time
  * budget: XIW_SCRIBBLE_MS, default XS_BUDGET_MS. Both are printed.
  */
+#include <glob.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -827,6 +828,26 @@ struct xs_slab {
 	struct { char name[48]; long active, per_slab; } c[XS_MAX_CACHES];
 };
 
+/* Written directly, not through a shell: no process per measurement. */
+static void xs_shrink_all(void)
+{
+	glob_t g;
+	size_t i;
+	int fd;
+
+	if (glob("/sys/kernel/slab/*/shrink", 0, NULL, &g))
+		return;
+	for (i = 0; i < g.gl_pathc; i++) {
+		fd = open(g.gl_pathv[i], O_WRONLY);
+		if (fd < 0)
+			continue;
+		if (write(fd, "1", 1) < 0)
+			(void)0;	/* a cache that cannot shrink */
+		close(fd);
+	}
+	globfree(&g);
+}
+
 /*
  * Shrink every cache first: SLUB keeps per-CPU slabs that /proc/slabinfo
  * counts as full, and the shrink flushes them so the counts are exact.
@@ -836,7 +857,7 @@ static int xs_slab_read(struct xs_slab *s)
 	char line[512];
 	FILE *f;
 
-	sh("for c in /sys/kernel/slab/*/shrink; do echo 1 > $c; done 2>/dev/null");
+	xs_shrink_all();
 	f = fopen("/proc/slabinfo", "r");
 	if (!f)
 		return -1;
@@ -881,31 +902,49 @@ static bool xs_slab_unrelated(const char *name)
 	return false;
 }
 
+static long xs_slab_active(const struct xs_slab *s, const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->c[i].name, name))
+			return s->c[i].active;
+	return 0;
+}
+
 /*
- * Growth per related cache since base; the tolerance is one slab's worth
- * of objects or 16, whichever is more: allocator granularity and lazily
- * freed RCU objects. A leak per connection or per round (the test makes
- * tens of connections and thousands of rounds) is far above it.
+ * Growth per related cache since base. The tolerance is 8 slabs' worth
+ * of objects (at least 16), plus 8 objects per task more than at the
+ * start (growth of the "pid" cache: under this load the workqueue pools
+ * start kworkers, which stay for minutes once idle). Seen in the VM: even
+ * after a shrink, /proc/slabinfo counts of kmalloc-96 move between runs
+ * by whole slabs (1134, 1218, 1386 active: 2 to 6 slabs of 42) with no
+ * trend. So this catches a leak per round (thousands) or one of many
+ * objects per connection, not one small object per connection of the
+ * tens made in the measured run; "rdma res" (no QP, CQ, PD, MR, cm_id
+ * left) covers the verbs objects one by one.
  */
 static int xs_slab_check(struct __test_metadata *_metadata,
-			 const struct xs_slab *base)
+			 const struct xs_slab *base, bool log)
 {
 	static struct xs_slab now;
-	int i, j, bad = 0;
+	long tasks;
+	int i, bad = 0;
 
 	if (xs_slab_read(&now))
 		return -1;
+	tasks = xs_slab_active(&now, "pid") - xs_slab_active(base, "pid");
+	if (tasks < 0)
+		tasks = 0;
 	for (i = 0; i < now.n; i++) {
-		long was = 0, d, tol;
+		long was = xs_slab_active(base, now.c[i].name), d, tol;
 
-		for (j = 0; j < base->n; j++)
-			if (!strcmp(base->c[j].name, now.c[i].name))
-				was = base->c[j].active;
 		d = now.c[i].active - was;
-		tol = now.c[i].per_slab > 16 ? now.c[i].per_slab : 16;
-		if (d > tol)
-			TH_LOG("slab %s: %ld -> %ld active%s", now.c[i].name,
-			       was, now.c[i].active,
+		tol = 8 * now.c[i].per_slab > 16 ? 8 * now.c[i].per_slab : 16;
+		tol += 8 * tasks;
+		if (d > tol && log)
+			TH_LOG("slab %s: %ld -> %ld active, %ld tasks more%s",
+			       now.c[i].name, was, now.c[i].active, tasks,
 			       xs_slab_unrelated(now.c[i].name) ?
 			       " (unrelated, not counted)" : "");
 		if (d > tol && !xs_slab_unrelated(now.c[i].name))
@@ -957,6 +996,34 @@ static pid_t xs_spawn(uint64_t budget_ms, bool forever)
 	return pid;
 }
 
+/* Run the scribbler for budget ms and wait for it to end; its status. */
+static int xs_run(uint64_t budget_ms)
+{
+	pid_t pid = xs_spawn(budget_ms, false);
+	int st;
+
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* kill -9 a scribbler after ms of live scribbling; 0 when it went so. */
+static int xs_kill9(int ms)
+{
+	pid_t pid = xs_spawn(0, true);
+	int st;
+
+	if (pid < 0)
+		return -1;
+	usleep(ms * 1000);
+	/* Still running: it must not have failed a check or ended. */
+	if (waitpid(pid, &st, WNOHANG) != 0)
+		return -1;
+	if (kill(pid, SIGKILL) || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : -1;
+}
+
 FIXTURE(scribble) {
 	struct xr_link link;
 	struct xs_slab base;
@@ -965,9 +1032,6 @@ FIXTURE(scribble) {
 
 FIXTURE_SETUP(scribble)
 {
-	pid_t pid;
-	int st;
-
 	xs_seed = xs_env_u64("XIW_SCRIBBLE_SEED", XS_SEED);
 	self->budget = xs_env_u64("XIW_SCRIBBLE_MS", XS_BUDGET_MS);
 	xs_rng = xs_seed * 0x9e3779b97f4a7c15ULL + 1;
@@ -975,54 +1039,48 @@ FIXTURE_SETUP(scribble)
 	       " ms (XIW_SCRIBBLE_MS)", xs_seed, self->budget);
 	ASSERT_EQ(0, xr_link_add(&self->link));
 	xr_lo_mtu(1500);
-	/* One short run first: caches and modules are warm for the base. */
-	pid = xs_spawn(1, false);
-	ASSERT_LT(0, pid);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
-	ASSERT_TRUE(WAIT_UNTIL(xs_res_empty(self->link.ibdev), XS_EV_MS))
-		TH_LOG("left: %s", xs_res_out);
-	ASSERT_EQ(0, xs_slab_read(&self->base));
 }
 
 FIXTURE_TEARDOWN(scribble)
 {
 }
 
-/* Lies and garbage in all rings, doorbells, for the time budget. */
-TEST_F_TIMEOUT(scribble, rings, 120)
-{
-	pid_t pid;
-	int st;
+/*
+ * The slab counts are compared between the ends of two runs, not from
+ * before the first: the first run grows caches (TCP, rdma_cm, kworkers)
+ * to a level they then keep, while a leak grows with each run.
+ */
+#define XS_SETTLE(base) do {						\
+	ASSERT_TRUE(WAIT_UNTIL(xs_res_empty(self->link.ibdev), XS_EV_MS)) \
+		TH_LOG("left: %s", xs_res_out);				\
+	for (int __i = 0; __i < 10 &&					\
+	     xs_slab_check(_metadata, (base), false); __i++)		\
+		usleep(500 * 1000);					\
+} while (0)
 
-	pid = xs_spawn(self->budget, false);
-	ASSERT_LT(0, pid);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_TRUE(WIFEXITED(st));
-	ASSERT_EQ(0, WEXITSTATUS(st));
-	/* Everything closed: nothing of ours may remain. */
+/* Lies and garbage in all rings, doorbells, for the time budget. */
+TEST_F_TIMEOUT(scribble, rings, 180)
+{
+	ASSERT_EQ(0, xs_run(self->budget));
 	ASSERT_TRUE(WAIT_UNTIL(xs_res_empty(self->link.ibdev), XS_EV_MS))
 		TH_LOG("left: %s", xs_res_out);
-	ASSERT_EQ(0, xs_slab_check(_metadata, &self->base));
+	ASSERT_EQ(0, xs_slab_read(&self->base));
+	/* A second, shorter run: nothing it made may remain. */
+	ASSERT_EQ(0, xs_run(self->budget / 4));
+	XS_SETTLE(&self->base);
+	ASSERT_EQ(0, xs_slab_check(_metadata, &self->base, true));
 }
 
 /* kill -9 in the middle of live scribbling; the kernel cleans up. */
-TEST_F_TIMEOUT(scribble, kill9, 60)
+TEST_F_TIMEOUT(scribble, kill9, 90)
 {
-	pid_t pid;
-	int st;
-
-	pid = xs_spawn(0, true);
-	ASSERT_LT(0, pid);
-	/* Long enough to be connected and deep in the chaos loop. */
-	usleep(3000 * 1000);
-	ASSERT_EQ(0, waitpid(pid, &st, WNOHANG));
-	ASSERT_EQ(0, kill(pid, SIGKILL));
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	ASSERT_EQ(0, xs_kill9(3000));
 	ASSERT_TRUE(WAIT_UNTIL(xs_res_empty(self->link.ibdev), XS_EV_MS))
 		TH_LOG("left: %s", xs_res_out);
-	ASSERT_EQ(0, xs_slab_check(_metadata, &self->base));
+	ASSERT_EQ(0, xs_slab_read(&self->base));
+	ASSERT_EQ(0, xs_kill9(3000));
+	XS_SETTLE(&self->base);
+	ASSERT_EQ(0, xs_slab_check(_metadata, &self->base, true));
 }
 
 TEST_HARNESS_MAIN
