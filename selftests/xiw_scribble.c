@@ -812,7 +812,9 @@ static void xs_child(uint64_t budget_ms, bool forever)
 		kind++;
 	} while (now_ms() < end);
 	xr_net_fini(&n);
-	printf("# scribbler: %ld connections (%ld SQ lies, %ld RQ/SRQ lies, %ld live), %ld rounds, %ld doorbells, %ld completions (%ld errors), %ld flushed on a doorbell\n",
+	printf("# scribbler: %ld connections (%ld SQ lies, %ld RQ/SRQ lies, "
+	       "%ld live), %ld rounds, %ld doorbells, %ld completions "
+	       "(%ld errors), %ld flushed on a doorbell\n",
 	       st.epochs, st.lies_sq, st.lies_rq, st.live, st.rounds,
 	       st.doorbells, st.cqes, st.err_cqes, st.flushed);
 	fflush(stdout);
