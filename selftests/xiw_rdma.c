@@ -26,6 +26,7 @@
 
 #include "kselftest_harness.h"
 #include "xiw_rdma_util.h"
+#include "xiw_bulk.h"
 
 /* The soak: 1000 cycles (XIW_TEST_CHURN overrides). */
 #define XR_CHURN_CYCLES	1000
@@ -37,7 +38,6 @@
  */
 #define XR_CONNS	256
 #define XR_CONNS_SIW	16
-#define XR_BIG		(64UL << 20)
 
 /* Expect exactly one successful completion on side's CQ. */
 #define EXPECT_ONE_WC(side, id, op, len) do {				\
@@ -453,87 +453,19 @@ TEST_F(conn, disconnect_flushes_peer)
 /* One RDMA Write of 64 MiB, then a Send; the sink is checked in full. */
 TEST_F_TIMEOUT(conn, write_64mib, 180)
 {
-	uint8_t *src, *dst;
-	struct ibv_mr *smr = xr_reg(self->c->pd, XR_BIG, &src);
-	struct ibv_mr *dmr = xr_reg(self->s->pd, XR_BIG, &dst);
-	struct ibv_sge g;
-	long long t;
-
-	ASSERT_NE(NULL, smr) TH_LOG("reg_mr 64 MiB: %s", strerror(errno));
-	ASSERT_NE(NULL, dmr) TH_LOG("reg_mr 64 MiB: %s", strerror(errno));
-	xr_fill(src, XR_BIG, self->seed);
-	g = (struct ibv_sge){ (uintptr_t)src, (uint32_t)XR_BIG, smr->lkey };
-	ASSERT_EQ(0, xr_recv(self->s, 1, 0, 8));
-	t = now_ms();
-	ASSERT_EQ(0, xr_send_sgl(self->c, IBV_WR_RDMA_WRITE, 2, &g, 1, 0,
-				 (uintptr_t)dst, dmr->rkey));
-	ASSERT_EQ(0, xr_post(self->c, IBV_WR_SEND, 3, 0, 8, 0, NULL, 0));
-	ASSERT_EQ(1, xr_poll(self->s->cq, (struct ibv_wc[1]){}, 1, 6 * XR_WAIT_MS));
-	TH_LOG("64 MiB Write + Send: %lld ms", now_ms() - t);
-	EXPECT_ONE_WC(self->c, 3, IBV_WC_SEND, -1);
-	ASSERT_PATTERN(dst, XR_BIG, self->seed);
+	xb_write(_metadata, self->c, self->s, self->seed);
 }
 
 /* One Send of 64 MiB into one 64 MiB receive, checked in full. */
 TEST_F_TIMEOUT(conn, send_64mib, 180)
 {
-	uint8_t *src, *dst;
-	struct ibv_mr *smr = xr_reg(self->c->pd, XR_BIG, &src);
-	struct ibv_mr *dmr = xr_reg(self->s->pd, XR_BIG, &dst);
-	struct ibv_sge g, r;
-	struct ibv_wc wc;
-	long long t;
-
-	ASSERT_NE(NULL, smr) TH_LOG("reg_mr 64 MiB: %s", strerror(errno));
-	ASSERT_NE(NULL, dmr) TH_LOG("reg_mr 64 MiB: %s", strerror(errno));
-	xr_fill(src, XR_BIG, self->seed);
-	g = (struct ibv_sge){ (uintptr_t)src, (uint32_t)XR_BIG, smr->lkey };
-	r = (struct ibv_sge){ (uintptr_t)dst, (uint32_t)XR_BIG, dmr->lkey };
-	ASSERT_EQ(0, xr_recv_sgl(self->s, 4, &r, 1));
-	t = now_ms();
-	ASSERT_EQ(0, xr_send_sgl(self->c, IBV_WR_SEND, 5, &g, 1,
-				 IBV_SEND_SIGNALED, 0, 0));
-	ASSERT_EQ(1, xr_poll(self->s->cq, &wc, 1, 6 * XR_WAIT_MS));
-	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
-	ASSERT_EQ(4, wc.wr_id);
-	ASSERT_EQ(IBV_WC_RECV, wc.opcode);
-	ASSERT_EQ((uint32_t)XR_BIG, wc.byte_len);
-	TH_LOG("64 MiB Send: %lld ms", now_ms() - t);
-	EXPECT_ONE_WC(self->c, 5, IBV_WC_SEND, -1);
-	ASSERT_PATTERN(dst, XR_BIG, self->seed);
-	ibv_dereg_mr(smr);
-	ibv_dereg_mr(dmr);
-	free(src);
-	free(dst);
+	xb_send(_metadata, self->c, self->s, self->seed);
 }
 
 /* One RDMA Read of 64 MiB from the server's memory, checked in full. */
 TEST_F_TIMEOUT(conn, read_64mib, 180)
 {
-	uint8_t *src, *dst;
-	struct ibv_mr *smr = xr_reg(self->s->pd, XR_BIG, &src);
-	struct ibv_mr *dmr = xr_reg(self->c->pd, XR_BIG, &dst);
-	struct ibv_sge g;
-	struct ibv_wc wc;
-	long long t;
-
-	ASSERT_NE(NULL, smr) TH_LOG("reg_mr 64 MiB: %s", strerror(errno));
-	ASSERT_NE(NULL, dmr) TH_LOG("reg_mr 64 MiB: %s", strerror(errno));
-	xr_fill(src, XR_BIG, self->seed);
-	g = (struct ibv_sge){ (uintptr_t)dst, (uint32_t)XR_BIG, dmr->lkey };
-	t = now_ms();
-	ASSERT_EQ(0, xr_send_sgl(self->c, IBV_WR_RDMA_READ, 6, &g, 1,
-				 IBV_SEND_SIGNALED, (uintptr_t)src, smr->rkey));
-	ASSERT_EQ(1, xr_poll(self->c->cq, &wc, 1, 6 * XR_WAIT_MS));
-	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
-	ASSERT_EQ(6, wc.wr_id);
-	ASSERT_EQ(IBV_WC_RDMA_READ, wc.opcode);
-	TH_LOG("64 MiB Read: %lld ms", now_ms() - t);
-	ASSERT_PATTERN(dst, XR_BIG, self->seed);
-	ibv_dereg_mr(smr);
-	ibv_dereg_mr(dmr);
-	free(src);
-	free(dst);
+	xb_read(_metadata, self->c, self->s, self->seed);
 }
 
 /* ---- a link and a listener; connections made by the tests ---- */
