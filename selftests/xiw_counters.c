@@ -737,6 +737,46 @@ TEST_F(ctr, qp_counter_bind_unbind)
 	xr_pairs_fini(&p2, 1);
 }
 
+/*
+ * Auto mode by QP type: a QP the client connects after it is set up
+ * (rdma_cm moves it to INIT with the port) lands on a counter that
+ * counts its Write; destroying the QP frees the counter; mode back off.
+ */
+TEST_F(ctr, qp_counter_auto_mode)
+{
+	struct xr_opts o = { .buflen = 1 << 20, .wr = 16, .sge = 1,
+			     .rd_atom = 4 };
+	const size_t n = 96 * 1024;
+	const char *d = XC_CLI_DEV;
+	struct xr_pair p3 = {};
+	long long v, f;
+	char out[8192];
+	int rv;
+
+	ASSERT_EQ(0, xsh(out, sizeof(out),
+			 "rdma statistic qp set link %s/1 auto type on", d))
+		TH_LOG("%s", out);
+	rv = xr_connect(&self->net, &p3, 1, &o);
+	EXPECT_EQ(0, rv) TH_LOG("%s", self->net.err);
+	if (!rv) {
+		EXPECT_EQ(0, xc_write(&p3.cli, &p3.srv, n));
+		xc_fresh();
+		EXPECT_EQ(0, xsh(out, sizeof(out),
+				 "rdma statistic qp show link %s/1", d));
+		v = xc_word_val(out, "tx_bytes");
+		f = xc_word_val(out, "tx_fpdus");
+		EXPECT_LT(0, xc_word_val(out, "cntn")) TH_LOG("%s", out);
+		EXPECT_LE((long long)n, v) TH_LOG("%s", out);
+		EXPECT_GE((long long)n + 64 * f, v) TH_LOG("%s", out);
+	}
+	xr_pairs_fini(&p3, 1);
+	EXPECT_EQ(0, xsh(out, sizeof(out), "rdma statistic qp show link %s/1", d));
+	EXPECT_EQ(-1, xc_word_val(out, "cntn")) TH_LOG("%s", out);
+	EXPECT_EQ(0, xsh(out, sizeof(out),
+			 "rdma statistic qp set link %s/1 auto off", d))
+		TH_LOG("%s", out);
+}
+
 /* Delete both links once every test process is gone. */
 static void __attribute__((destructor)) purge(void)
 {
