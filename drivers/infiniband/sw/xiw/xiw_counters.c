@@ -85,6 +85,13 @@ void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes)
 	xiw_qp_count_add(qp, RX_BYTES, bytes);
 }
 
+/* One event of a counter the QP can attribute, on the device and the QP. */
+static void xiw_count_term_qp(struct xiw_qp *qp, enum xiw_counter c)
+{
+	this_cpu_inc(qp->xdev->counters->v[c]);
+	atomic64_inc(&qp->counts.v[c]);
+}
+
 /*
  * A Terminate sent or received (RFC 5040 section 7.1: the Layer is the
  * high nibble of its first byte, the Error Type the low one). A received
@@ -99,12 +106,6 @@ void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes)
  * blame no request. We are the responder when we send the Terminate,
  * the requester when we receive it.
  */
-static void xiw_count_term_qp(struct xiw_qp *qp, enum xiw_counter c)
-{
-	this_cpu_inc(qp->xdev->counters->v[c]);
-	atomic64_inc(&qp->counts.v[c]);
-}
-
 void xiw_count_term(struct xiw_qp *qp, bool sent, u8 layer_etype, u8 ecode)
 {
 	bool access = layer_etype == TERM_RDMAP_PROT ||
