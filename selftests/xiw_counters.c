@@ -618,6 +618,165 @@ TEST_F(ctr, crc_error_counts)
 		xc_log_moves(_metadata, XC_SRV_DEV, &self->ss);
 }
 
+/*
+ * Value of counter name in the "rdma statistic qp show" output text:
+ * the number after the word name, -1 if there is none.
+ */
+static long long xc_word_val(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = text;
+	char *end;
+
+	while ((p = strstr(p, name))) {
+		if ((p == text || isspace((unsigned char)p[-1])) && p[n] == ' ' &&
+		    isdigit((unsigned char)p[n + 1]))
+			return strtoll(p + n + 1, &end, 10);
+		p++;
+	}
+	return -1;
+}
+
+/* A Write of len bytes from a to b, completed: 0. */
+static int xc_write(struct xr_side *a, struct xr_side *b, size_t len)
+{
+	struct ibv_wc wc;
+
+	if (xr_post(a, IBV_WR_RDMA_WRITE, 0xe2, 0, len, 0, b, 0))
+		return -1;
+	if (xr_poll(a->cq, &wc, 1, XR_WAIT_MS) != 1)
+		return -2;
+	return wc.status ? -3 : 0;
+}
+
+/*
+ * Per-QP counters ("rdma statistic qp", manual mode): a counter bound to
+ * the client's QP counts its Write and not the Write of a second client
+ * QP; bound to the counter too, the second QP's later Write counts, and
+ * stays counted after it unbinds (the counter keeps what its QPs
+ * counted). The port's values are the driver's plus the counters' plus
+ * the history of freed ones (core counters.c): each byte must be there
+ * exactly once, before and after the counter is freed.
+ */
+TEST_F(ctr, qp_counter_bind_unbind)
+{
+	struct xr_opts o = { .buflen = 1 << 20, .wr = 16, .sge = 1,
+			     .rd_atom = 4 };
+	const size_t n = 64 * 1024, m = 256 * 1024, m2 = 128 * 1024;
+	const char *d = XC_CLI_DEV;
+	struct xr_pair p2 = {};
+	uint32_t q1, q2;
+	long long cntn, v, f, port;
+	char out[8192];
+
+	ASSERT_EQ(0, xr_connect(&self->net, &p2, 1, &o)) TH_LOG("%s", self->net.err);
+	ASSERT_STREQ(d, ibv_get_device_name(p2.cli.id->verbs->device));
+	q1 = self->c->id->qp->qp_num;
+	q2 = p2.cli.id->qp->qp_num;
+	ASSERT_EQ(0, xc_snap(d, &self->cs));
+
+	ASSERT_EQ(0, xsh(out, sizeof(out),
+			 "rdma statistic qp bind link %s/1 lqpn %u", d, q1))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, xsh(out, sizeof(out), "rdma statistic qp show link %s/1", d))
+		TH_LOG("%s", out);
+	cntn = xc_word_val(out, "cntn");
+	ASSERT_LT(0, cntn) TH_LOG("no counter in: %s", out);
+
+	ASSERT_EQ(0, xc_write(self->c, self->s, n));
+	ASSERT_EQ(0, xc_write(&p2.cli, &p2.srv, m));
+	xc_fresh();
+	ASSERT_EQ(0, xsh(out, sizeof(out), "rdma statistic qp show link %s/1", d));
+	v = xc_word_val(out, "tx_bytes");
+	f = xc_word_val(out, "tx_fpdus");
+	/* This QP's Write, headers and CRC included; not the other QP's. */
+	EXPECT_LE((long long)n, v) TH_LOG("%s", out);
+	EXPECT_LE((long long)(n / 65535 + 1), f) TH_LOG("%s", out);
+	EXPECT_GE((long long)n + 64 * f, v) TH_LOG("%s", out);
+	EXPECT_EQ(0, xc_word_val(out, "rx_bytes")) TH_LOG("%s", out);
+	/* The CM counters are the port's only. */
+	EXPECT_EQ(0, xc_word_val(out, "conn_established")) TH_LOG("%s", out);
+
+	/* The second QP joins, sends, leaves: what it sent stays. */
+	ASSERT_EQ(0, xsh(out, sizeof(out),
+			 "rdma statistic qp bind link %s/1 lqpn %u cntn %lld",
+			 d, q2, cntn)) TH_LOG("%s", out);
+	ASSERT_EQ(0, xc_write(&p2.cli, &p2.srv, m2));
+	ASSERT_EQ(0, xsh(out, sizeof(out),
+			 "rdma statistic qp unbind link %s/1 cntn %lld lqpn %u",
+			 d, cntn, q2)) TH_LOG("%s", out);
+	xc_fresh();
+	ASSERT_EQ(0, xsh(out, sizeof(out), "rdma statistic qp show link %s/1", d));
+	v = xc_word_val(out, "tx_bytes");
+	f = xc_word_val(out, "tx_fpdus");
+	EXPECT_LE((long long)(n + m2), v) TH_LOG("%s", out);
+	EXPECT_GE((long long)(n + m2) + 64 * f, v) TH_LOG("%s", out);
+
+	/* Counted once on the port while the counter lives... */
+	f = xc_delta(d, &self->cs, TX_FPDUS);
+	port = xc_delta(d, &self->cs, TX_BYTES);
+	EXPECT_LE((long long)(n + m + m2), port);
+	EXPECT_GE((long long)(n + m + m2) + 64 * f, port);
+	/* ...and after: the last QP unbinds, the core frees the counter. */
+	ASSERT_EQ(0, xsh(out, sizeof(out),
+			 "rdma statistic qp unbind link %s/1 cntn %lld lqpn %u",
+			 d, cntn, q1)) TH_LOG("%s", out);
+	ASSERT_EQ(0, xsh(out, sizeof(out), "rdma statistic qp show link %s/1", d));
+	EXPECT_EQ(-1, xc_word_val(out, "cntn")) TH_LOG("%s", out);
+	f = xc_delta(d, &self->cs, TX_FPDUS);
+	port = xc_delta(d, &self->cs, TX_BYTES);
+	EXPECT_LE((long long)(n + m + m2), port);
+	EXPECT_GE((long long)(n + m + m2) + 64 * f, port);
+	ASSERT_EQ(0, xsh(out, sizeof(out), "rdma statistic show link %s/1", d));
+	EXPECT_EQ(port + self->cs.v[TX_BYTES], xc_word_val(out, "tx_bytes"))
+		TH_LOG("%s", out);
+	/* Manual mode ends with its last counter; make sure it is off. */
+	EXPECT_EQ(0, xsh(out, sizeof(out),
+			 "rdma statistic qp set link %s/1 auto off", d))
+		TH_LOG("%s", out);
+	xr_pairs_fini(&p2, 1);
+}
+
+/*
+ * Auto mode by QP type: a QP the client connects after it is set up
+ * (rdma_cm moves it to INIT with the port) lands on a counter that
+ * counts its Write; destroying the QP frees the counter; mode back off.
+ */
+TEST_F(ctr, qp_counter_auto_mode)
+{
+	struct xr_opts o = { .buflen = 1 << 20, .wr = 16, .sge = 1,
+			     .rd_atom = 4 };
+	const size_t n = 96 * 1024;
+	const char *d = XC_CLI_DEV;
+	struct xr_pair p3 = {};
+	long long v, f;
+	char out[8192];
+	int rv;
+
+	ASSERT_EQ(0, xsh(out, sizeof(out),
+			 "rdma statistic qp set link %s/1 auto type on", d))
+		TH_LOG("%s", out);
+	rv = xr_connect(&self->net, &p3, 1, &o);
+	EXPECT_EQ(0, rv) TH_LOG("%s", self->net.err);
+	if (!rv) {
+		EXPECT_EQ(0, xc_write(&p3.cli, &p3.srv, n));
+		xc_fresh();
+		EXPECT_EQ(0, xsh(out, sizeof(out),
+				 "rdma statistic qp show link %s/1", d));
+		v = xc_word_val(out, "tx_bytes");
+		f = xc_word_val(out, "tx_fpdus");
+		EXPECT_LT(0, xc_word_val(out, "cntn")) TH_LOG("%s", out);
+		EXPECT_LE((long long)n, v) TH_LOG("%s", out);
+		EXPECT_GE((long long)n + 64 * f, v) TH_LOG("%s", out);
+	}
+	xr_pairs_fini(&p3, 1);
+	EXPECT_EQ(0, xsh(out, sizeof(out), "rdma statistic qp show link %s/1", d));
+	EXPECT_EQ(-1, xc_word_val(out, "cntn")) TH_LOG("%s", out);
+	EXPECT_EQ(0, xsh(out, sizeof(out),
+			 "rdma statistic qp set link %s/1 auto off", d))
+		TH_LOG("%s", out);
+}
+
 /* Delete both links once every test process is gone. */
 static void __attribute__((destructor)) purge(void)
 {

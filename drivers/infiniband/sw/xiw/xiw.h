@@ -242,6 +242,7 @@ struct xiw_qp {
 	struct xiw_tx *tx;
 	struct xiw_rx *rx;
 	struct xiw_qp_diag diag;	/* xiw_counters.c */
+	struct xiw_qp_counts counts;	/* xiw_counters.c */
 };
 
 enum xiw_mr_type {

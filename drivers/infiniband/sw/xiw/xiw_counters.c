@@ -5,13 +5,15 @@
  * counter: what moves it and on which side.
  *
  * Counters are per device (one port), per CPU, only ever added to; they
- * are summed when read. Per-QP counters through "rdma statistic qp" are
- * not offered: the core's binding mode needs a counter object per bound
- * QP set, allocated, updated and unbound by the driver, and each data
- * path event would then also look up its QP's counter. The per-QP view
- * is the last Terminate each way, in the QP's restrack details.
+ * are summed when read. Each QP also counts what it can attribute to
+ * itself (struct xiw_qp_counts); the per-QP counters of "rdma statistic
+ * qp" are the sums over the QPs bound to them (the five counter ops at
+ * the end of this file).
  */
+#include <linux/mutex.h>
 #include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
 #include <net/netlink.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_netlink.h>
@@ -49,6 +51,11 @@ static const struct rdma_stat_desc xiw_counter_descs[XIW_CNT_NUM] = {
 	[XIW_CNT_CONN_FAILED].name = "conn_failed",
 };
 
+/* Count on the QP as well as on the device (see struct xiw_qp_counts). */
+#define xiw_qp_count_add(qp, c, n) \
+	atomic64_add((n), &(qp)->counts.v[XIW_CNT_##c])
+#define xiw_qp_count(qp, c)	xiw_qp_count_add(qp, c, 1)
+
 int xiw_counters_alloc(struct xiw_device *xdev)
 {
 	xdev->counters = alloc_percpu(struct xiw_counters);
@@ -66,12 +73,23 @@ void xiw_count_tx_fpdu(struct xiw_qp *qp, u32 bytes)
 {
 	xiw_count(qp->xdev, TX_FPDUS);
 	xiw_count_add(qp->xdev, TX_BYTES, bytes);
+	xiw_qp_count(qp, TX_FPDUS);
+	xiw_qp_count_add(qp, TX_BYTES, bytes);
 }
 
 void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes)
 {
 	xiw_count(qp->xdev, RX_FPDUS);
 	xiw_count_add(qp->xdev, RX_BYTES, bytes);
+	xiw_qp_count(qp, RX_FPDUS);
+	xiw_qp_count_add(qp, RX_BYTES, bytes);
+}
+
+/* One event of a counter the QP can attribute, on the device and the QP. */
+static void xiw_count_term_qp(struct xiw_qp *qp, enum xiw_counter c)
+{
+	this_cpu_inc(qp->xdev->counters->v[c]);
+	atomic64_inc(&qp->counts.v[c]);
 }
 
 /*
@@ -90,7 +108,6 @@ void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes)
  */
 void xiw_count_term(struct xiw_qp *qp, bool sent, u8 layer_etype, u8 ecode)
 {
-	struct xiw_device *xdev = qp->xdev;
 	bool access = layer_etype == TERM_RDMAP_PROT ||
 		      layer_etype == TERM_DDP_TAGGED;
 	bool invalid = layer_etype == TERM_RDMAP_OP ||
@@ -101,32 +118,42 @@ void xiw_count_term(struct xiw_qp *qp, bool sent, u8 layer_etype, u8 ecode)
 		WRITE_ONCE(qp->diag.term_sent, info);
 		switch (layer_etype >> 4) {
 		case 0:
-			xiw_count(xdev, TX_TERMINATE_RDMAP);
+			xiw_count_term_qp(qp, XIW_CNT_TX_TERMINATE_RDMAP);
 			break;
 		case 1:
-			xiw_count(xdev, TX_TERMINATE_DDP);
+			xiw_count_term_qp(qp, XIW_CNT_TX_TERMINATE_DDP);
 			break;
 		case 2:
-			xiw_count(xdev, TX_TERMINATE_LLP);
+			xiw_count_term_qp(qp, XIW_CNT_TX_TERMINATE_LLP);
 			break;
 		}
-		xiw_count_if(xdev, RESP_REMOTE_ACCESS_ERRORS, access);
+		if (access)
+			xiw_count_term_qp(qp, XIW_CNT_RESP_REMOTE_ACCESS_ERRORS);
+		/*
+		 * The device counts a CRC error where it is found (xiw_rx.c);
+		 * the QP counts the Terminate that reports it, LLP/MPA error
+		 * 0x02 (RFC 5044 section 8), which nothing else sends.
+		 */
+		if (layer_etype == TERM_LLP_MPA && ecode == 0x02)
+			xiw_qp_count(qp, RX_CRC_ERRORS);
 		return;
 	}
 	WRITE_ONCE(qp->diag.term_rcvd, info);
 	switch (layer_etype >> 4) {
 	case 0:
-		xiw_count(xdev, RX_TERMINATE_RDMAP);
+		xiw_count_term_qp(qp, XIW_CNT_RX_TERMINATE_RDMAP);
 		break;
 	case 1:
-		xiw_count(xdev, RX_TERMINATE_DDP);
+		xiw_count_term_qp(qp, XIW_CNT_RX_TERMINATE_DDP);
 		break;
 	case 2:
-		xiw_count(xdev, RX_TERMINATE_LLP);
+		xiw_count_term_qp(qp, XIW_CNT_RX_TERMINATE_LLP);
 		break;
 	}
-	xiw_count_if(xdev, REQ_REMOTE_ACCESS_ERRORS, access);
-	xiw_count_if(xdev, REQ_REMOTE_INVALID_REQUEST, invalid);
+	if (access)
+		xiw_count_term_qp(qp, XIW_CNT_REQ_REMOTE_ACCESS_ERRORS);
+	if (invalid)
+		xiw_count_term_qp(qp, XIW_CNT_REQ_REMOTE_INVALID_REQUEST);
 }
 
 /*
@@ -140,23 +167,30 @@ void xiw_count_cqe(struct xiw_cq *cq, const struct xiw_cqe *cqe)
 {
 	struct xiw_device *xdev = to_xdev(cq->ibcq.device);
 	bool resp = cqe->opcode & IB_WC_RECV;
+	enum xiw_counter c;
+	struct xiw_qp *qp;
 
 	if (cqe->status == IB_WC_SUCCESS)
 		return;
-	if (cqe->status == IB_WC_WR_FLUSH_ERR) {
-		if (resp)
-			xiw_count(xdev, RESP_CQE_FLUSH_ERROR);
-		else
-			xiw_count(xdev, REQ_CQE_FLUSH_ERROR);
-		return;
+	if (cqe->status == IB_WC_WR_FLUSH_ERR)
+		c = resp ? XIW_CNT_RESP_CQE_FLUSH_ERROR :
+			   XIW_CNT_REQ_CQE_FLUSH_ERROR;
+	else
+		c = resp ? XIW_CNT_RESP_CQE_ERROR : XIW_CNT_REQ_CQE_ERROR;
+	this_cpu_inc(xdev->counters->v[c]);
+	/*
+	 * The QP that completes is alive (its own code path calls us), so
+	 * the entry found is it, or NULL once destroy_qp removed it. A
+	 * lookup, but only for failed completions.
+	 */
+	qp = xa_load(&xdev->qp_xa, cqe->qp_num);
+	if (qp)
+		atomic64_inc(&qp->counts.v[c]);
+	if (resp && cqe->status == IB_WC_LOC_LEN_ERR) {
+		xiw_count(xdev, RESP_LOCAL_LENGTH_ERROR);
+		if (qp)
+			xiw_qp_count(qp, RESP_LOCAL_LENGTH_ERROR);
 	}
-	if (!resp) {
-		xiw_count(xdev, REQ_CQE_ERROR);
-		return;
-	}
-	xiw_count(xdev, RESP_CQE_ERROR);
-	xiw_count_if(xdev, RESP_LOCAL_LENGTH_ERROR,
-		     cqe->status == IB_WC_LOC_LEN_ERR);
 }
 
 /* The connection's peer, kept for the QP's details (state_lock held). */
@@ -165,6 +199,65 @@ void xiw_diag_conn(struct xiw_qp *qp, struct socket *sock)
 	lockdep_assert_held(&qp->state_lock);
 	if (kernel_getpeername(sock, (struct sockaddr *)&qp->diag.peer) < 0)
 		qp->diag.peer.ss_family = AF_UNSPEC;
+}
+
+/*
+ * Per-QP counters ("rdma statistic qp"). The core keeps a struct
+ * rdma_counter for each set of bound QPs and, for a port, shows
+ *   what the driver reports for the port
+ *   + the current values of the live counters
+ *   + what freed counters held when they were freed (its history).
+ * So a counter's values must be the sum over every QP it ever had, kept
+ * across unbind, and the port's own values must leave out what the live
+ * and freed counters show, or "rdma statistic show link" would count a
+ * bound QP's traffic twice.
+ *
+ * A counter is a struct xiw_qpc, found by the id the driver gives it.
+ * xiw_qpc_lock guards all of them and the QPs' binding fields; the core
+ * calls bind, unbind and update under the counter's own mutex, and
+ * get_hw_stats takes only ours, so the order is always counter first.
+ */
+struct xiw_qpc {
+	struct ib_device *ibdev;
+	struct list_head qps;		/* xiw_qp.counts.node */
+	u64 done[XIW_CNT_NUM];		/* counted by QPs since unbound */
+};
+
+static DEFINE_MUTEX(xiw_qpc_lock);
+static DEFINE_XARRAY_ALLOC1(xiw_qpc_xa);
+
+/* The counter's values now: its history plus its bound QPs since bind. */
+static void xiw_qpc_sum(const struct xiw_qpc *qpc, u64 *v)
+{
+	const struct xiw_qp *qp;
+	int i;
+
+	lockdep_assert_held(&xiw_qpc_lock);
+	memcpy(v, qpc->done, sizeof(qpc->done));
+	list_for_each_entry(qp, &qpc->qps, counts.node)
+		for (i = 0; i < XIW_CNT_NUM; i++)
+			v[i] += atomic64_read(&qp->counts.v[i]) -
+				qp->counts.base[i];
+}
+
+/* The values of all live counters of a device, summed. */
+static void xiw_qpc_port_sum(struct ib_device *ibdev, u64 *v)
+{
+	u64 one[XIW_CNT_NUM];
+	struct xiw_qpc *qpc;
+	unsigned long id;
+	int i;
+
+	memset(v, 0, sizeof(one));
+	mutex_lock(&xiw_qpc_lock);
+	xa_for_each(&xiw_qpc_xa, id, qpc) {
+		if (qpc->ibdev != ibdev)
+			continue;
+		xiw_qpc_sum(qpc, one);
+		for (i = 0; i < XIW_CNT_NUM; i++)
+			v[i] += one[i];
+	}
+	mutex_unlock(&xiw_qpc_lock);
 }
 
 static struct rdma_hw_stats *xiw_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -178,10 +271,18 @@ static int xiw_get_hw_stats(struct ib_device *ibdev,
 			    struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct xiw_device *xdev = to_xdev(ibdev);
+	u64 bound[XIW_CNT_NUM];
 	int cpu, i;
 
 	if (stats->num_counters != XIW_CNT_NUM)
 		return -EINVAL;
+	/*
+	 * What live per-QP counters show is theirs, not the port's (see
+	 * xiw_qpc below). Read them first: the data path counts on the
+	 * device before the QP, so the device sum read after is not
+	 * smaller; still, never report a wrapped difference.
+	 */
+	xiw_qpc_port_sum(ibdev, bound);
 	memset(stats->value, 0, sizeof(u64) * XIW_CNT_NUM);
 	for_each_possible_cpu(cpu) {
 		const struct xiw_counters *c = per_cpu_ptr(xdev->counters, cpu);
@@ -189,6 +290,9 @@ static int xiw_get_hw_stats(struct ib_device *ibdev,
 		for (i = 0; i < XIW_CNT_NUM; i++)
 			stats->value[i] += READ_ONCE(c->v[i]);
 	}
+	for (i = 0; i < XIW_CNT_NUM; i++)
+		stats->value[i] = stats->value[i] >= bound[i] ?
+				  stats->value[i] - bound[i] : 0;
 	return XIW_CNT_NUM;
 }
 
@@ -275,8 +379,127 @@ static int xiw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	return 0;
 }
 
+static struct rdma_hw_stats *xiw_counter_alloc_stats(struct rdma_counter *ctr)
+{
+	return rdma_alloc_hw_stats_struct(xiw_counter_descs, XIW_CNT_NUM,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/* counter->id 0: a new counter, which we number (ib_verbs.h). */
+static int xiw_counter_bind_qp(struct rdma_counter *ctr, struct ib_qp *ibqp)
+{
+	struct xiw_qp *qp = to_xqp(ibqp);
+	struct xiw_qpc *qpc;
+	u32 id;
+	int i, rv;
+
+	mutex_lock(&xiw_qpc_lock);
+	if (ctr->id) {
+		qpc = xa_load(&xiw_qpc_xa, ctr->id);
+		if (!qpc || qpc->ibdev != ibqp->device) {
+			rv = -EINVAL;
+			goto out;
+		}
+	} else {
+		qpc = kzalloc(sizeof(*qpc), GFP_KERNEL);
+		if (!qpc) {
+			rv = -ENOMEM;
+			goto out;
+		}
+		qpc->ibdev = ibqp->device;
+		INIT_LIST_HEAD(&qpc->qps);
+		rv = xa_alloc(&xiw_qpc_xa, &id, qpc, xa_limit_31b, GFP_KERNEL);
+		if (rv) {
+			kfree(qpc);
+			goto out;
+		}
+		ctr->id = id;
+	}
+	/* Only what the QP counts from now on belongs to the counter. */
+	for (i = 0; i < XIW_CNT_NUM; i++)
+		qp->counts.base[i] = atomic64_read(&qp->counts.v[i]);
+	list_add_tail(&qp->counts.node, &qpc->qps);
+	ibqp->counter = ctr;
+	rv = 0;
+out:
+	mutex_unlock(&xiw_qpc_lock);
+	return rv;
+}
+
+/* What the QP counted while bound stays with the counter. */
+static int xiw_counter_unbind_qp(struct ib_qp *ibqp)
+{
+	struct xiw_qp *qp = to_xqp(ibqp);
+	struct xiw_qpc *qpc;
+	int i;
+
+	if (!ibqp->counter)
+		return -EINVAL;
+	mutex_lock(&xiw_qpc_lock);
+	qpc = xa_load(&xiw_qpc_xa, ibqp->counter->id);
+	if (!qpc) {
+		mutex_unlock(&xiw_qpc_lock);
+		return -EINVAL;
+	}
+	for (i = 0; i < XIW_CNT_NUM; i++)
+		qpc->done[i] += atomic64_read(&qp->counts.v[i]) -
+				qp->counts.base[i];
+	list_del(&qp->counts.node);
+	ibqp->counter = NULL;
+	mutex_unlock(&xiw_qpc_lock);
+	return 0;
+}
+
+static int xiw_counter_update_stats(struct rdma_counter *ctr)
+{
+	struct xiw_qpc *qpc;
+	int rv = -EINVAL;
+
+	if (ctr->stats->num_counters != XIW_CNT_NUM)
+		return -EINVAL;
+	mutex_lock(&xiw_qpc_lock);
+	qpc = xa_load(&xiw_qpc_xa, ctr->id);
+	if (qpc) {
+		xiw_qpc_sum(qpc, ctr->stats->value);
+		rv = 0;
+	}
+	mutex_unlock(&xiw_qpc_lock);
+	return rv;
+}
+
+/*
+ * The core has just added the counter's final values (no QP is bound
+ * any more) to its port history: take them out of the device's own
+ * count, which the history now shows. The per-CPU copies are summed
+ * modulo 2^64, so subtracting on one CPU is exact.
+ */
+static int xiw_counter_dealloc(struct rdma_counter *ctr)
+{
+	struct xiw_device *xdev = to_xdev(ctr->device);
+	struct xiw_qpc *qpc;
+	int i;
+
+	mutex_lock(&xiw_qpc_lock);
+	qpc = ctr->id ? xa_erase(&xiw_qpc_xa, ctr->id) : NULL;
+	if (qpc) {
+		/* The core unbinds every QP first; never leave one pointing here. */
+		while (!list_empty(&qpc->qps))
+			list_del_init(qpc->qps.next);
+		for (i = 0; i < XIW_CNT_NUM; i++)
+			this_cpu_sub(xdev->counters->v[i], qpc->done[i]);
+	}
+	mutex_unlock(&xiw_qpc_lock);
+	kfree(qpc);
+	return 0;
+}
+
 const struct ib_device_ops xiw_counter_ops = {
 	.alloc_hw_port_stats = xiw_alloc_hw_port_stats,
-	.get_hw_stats = xiw_get_hw_stats,
+	.counter_alloc_stats = xiw_counter_alloc_stats,
+	.counter_bind_qp = xiw_counter_bind_qp,
+	.counter_dealloc = xiw_counter_dealloc,
+	.counter_unbind_qp = xiw_counter_unbind_qp,
+	.counter_update_stats = xiw_counter_update_stats,
 	.fill_res_qp_entry = xiw_fill_res_qp_entry,
+	.get_hw_stats = xiw_get_hw_stats,
 };

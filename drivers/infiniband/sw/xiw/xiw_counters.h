@@ -8,6 +8,8 @@
 #ifndef XIW_COUNTERS_H
 #define XIW_COUNTERS_H
 
+#include <linux/atomic.h>
+#include <linux/list.h>
 #include <linux/percpu.h>
 #include <linux/socket.h>
 #include <linux/types.h>
@@ -65,6 +67,18 @@ struct xiw_qp_diag {
 };
 
 #define XIW_TERM_SEEN	BIT(16)
+
+/*
+ * What one QP counted, for the per-QP counters of "rdma statistic qp"
+ * (xiw_counters.c). The data path adds to v[] whether or not the QP is
+ * bound: one atomic add on the QP's own memory, no lookup, no lock.
+ * node and base[] (the values at bind time) are under xiw_qpc_lock.
+ */
+struct xiw_qp_counts {
+	atomic64_t v[XIW_CNT_NUM];
+	struct list_head node;
+	u64 base[XIW_CNT_NUM];
+};
 
 /*
  * Count on the device; c is the name after XIW_CNT_. Safe from any
