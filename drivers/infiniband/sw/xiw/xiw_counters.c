@@ -86,10 +86,17 @@ void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes)
 }
 
 /* One event of a counter the QP can attribute, on the device and the QP. */
-static void xiw_count_term_qp(struct xiw_qp *qp, enum xiw_counter c)
+static void xiw_count_on_qp(struct xiw_qp *qp, enum xiw_counter c)
 {
 	this_cpu_inc(qp->xdev->counters->v[c]);
 	atomic64_inc(&qp->counts.v[c]);
+}
+
+/* A receive error found on qp's stream: CRC (MPA-50) or marker (MPA-53). */
+void xiw_count_rx_error(struct xiw_qp *qp, bool marker)
+{
+	xiw_count_on_qp(qp, marker ? XIW_CNT_RX_MARKER_ERRORS :
+				       XIW_CNT_RX_CRC_ERRORS);
 }
 
 /*
@@ -118,42 +125,35 @@ void xiw_count_term(struct xiw_qp *qp, bool sent, u8 layer_etype, u8 ecode)
 		WRITE_ONCE(qp->diag.term_sent, info);
 		switch (layer_etype >> 4) {
 		case 0:
-			xiw_count_term_qp(qp, XIW_CNT_TX_TERMINATE_RDMAP);
+			xiw_count_on_qp(qp, XIW_CNT_TX_TERMINATE_RDMAP);
 			break;
 		case 1:
-			xiw_count_term_qp(qp, XIW_CNT_TX_TERMINATE_DDP);
+			xiw_count_on_qp(qp, XIW_CNT_TX_TERMINATE_DDP);
 			break;
 		case 2:
-			xiw_count_term_qp(qp, XIW_CNT_TX_TERMINATE_LLP);
+			xiw_count_on_qp(qp, XIW_CNT_TX_TERMINATE_LLP);
 			break;
 		}
 		if (access)
-			xiw_count_term_qp(qp, XIW_CNT_RESP_REMOTE_ACCESS_ERRORS);
-		/*
-		 * The device counts a CRC error where it is found (xiw_rx.c);
-		 * the QP counts the Terminate that reports it, LLP/MPA error
-		 * 0x02 (RFC 5044 section 8), which nothing else sends.
-		 */
-		if (layer_etype == TERM_LLP_MPA && ecode == 0x02)
-			xiw_qp_count(qp, RX_CRC_ERRORS);
+			xiw_count_on_qp(qp, XIW_CNT_RESP_REMOTE_ACCESS_ERRORS);
 		return;
 	}
 	WRITE_ONCE(qp->diag.term_rcvd, info);
 	switch (layer_etype >> 4) {
 	case 0:
-		xiw_count_term_qp(qp, XIW_CNT_RX_TERMINATE_RDMAP);
+		xiw_count_on_qp(qp, XIW_CNT_RX_TERMINATE_RDMAP);
 		break;
 	case 1:
-		xiw_count_term_qp(qp, XIW_CNT_RX_TERMINATE_DDP);
+		xiw_count_on_qp(qp, XIW_CNT_RX_TERMINATE_DDP);
 		break;
 	case 2:
-		xiw_count_term_qp(qp, XIW_CNT_RX_TERMINATE_LLP);
+		xiw_count_on_qp(qp, XIW_CNT_RX_TERMINATE_LLP);
 		break;
 	}
 	if (access)
-		xiw_count_term_qp(qp, XIW_CNT_REQ_REMOTE_ACCESS_ERRORS);
+		xiw_count_on_qp(qp, XIW_CNT_REQ_REMOTE_ACCESS_ERRORS);
 	if (invalid)
-		xiw_count_term_qp(qp, XIW_CNT_REQ_REMOTE_INVALID_REQUEST);
+		xiw_count_on_qp(qp, XIW_CNT_REQ_REMOTE_INVALID_REQUEST);
 }
 
 /*

@@ -102,6 +102,7 @@ void xiw_counters_free(struct xiw_device *xdev);
 void xiw_count_tx_fpdu(struct xiw_qp *qp, u32 bytes);
 void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes);
 void xiw_count_term(struct xiw_qp *qp, bool sent, u8 layer_etype, u8 ecode);
+void xiw_count_rx_error(struct xiw_qp *qp, bool marker);
 void xiw_count_cqe(struct xiw_cq *cq, const struct xiw_cqe *cqe);
 void xiw_diag_conn(struct xiw_qp *qp, struct socket *sock);
 

@@ -738,7 +738,7 @@ static bool xiw_rx_marker(struct xiw_rx *rx)
 			  "qp %u: marker at %u points %u back, FPDU at %u\n",
 			  rx->qp->ibqp.qp_num, at, be16_to_cpu(mk.fpduptr),
 			  rx->fpdu);
-		xiw_count(rx->qp->xdev, RX_MARKER_ERRORS);
+		xiw_count_rx_error(rx->qp, true);
 		xiw_rx_error(rx, TERM_LLP_MPA, 0x03, false);
 		return false;
 	}
@@ -991,7 +991,7 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 		if (qp->wire.mpa.crc) {
 			if (~rx->crc != get_unaligned_le32(rx->trl + pad)) {
 				/* MPA-50: CRC error, no headers. */
-				xiw_count(qp->xdev, RX_CRC_ERRORS);
+				xiw_count_rx_error(qp, false);
 				xiw_rx_error(rx, TERM_LLP_MPA, 0x02, false);
 				return false;
 			}
