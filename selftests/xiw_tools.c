@@ -214,16 +214,49 @@ TEST_F_TIMEOUT(tool, rdma_server_client, 120)
 	SERVER_OK();
 }
 
+/*
+ * perftest's -R handshake has a race of its own: after the first (control)
+ * connection the server destroys its listener, both ends exchange
+ * parameters over that connection, and then the server listens again
+ * while the client connects at once. A client that wins the race finds no
+ * listener: its SYN is answered by a reset, which an asynchronous iWARP
+ * connect reports as RDMA_CM_EVENT_REJECTED (-111), as iWARP hardware
+ * does. perftest means to retry then, but the Debian 12 build (4.5-0.17)
+ * crashes in librdmacm on that path (SIGSEGV). That signature, and only
+ * it, earns one more run, logged.
+ */
+static bool perftest_listen_race(const struct run *r, int rc)
+{
+	return rc && strstr(r->out, "RDMA_CM_EVENT_REJECTED; error: -111");
+}
+
 /* A perftest program over rdma_cm, 4096-byte messages, n iterations. */
 static void perftest(struct __test_metadata *_metadata,
 		     FIXTURE_DATA(tool) *self, const char *prog, int port,
 		     int iters)
 {
-	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, port,
-				  "%s -R -F -d %s -p %d -n %d -s 4096", prog,
-				  self->link.ibdev, port, iters));
-	CLIENT_OK("%s -R -F -d %s -p %d -n %d -s 4096 " XR_ADDR, prog,
-		  self->link.ibdev, port, iters);
+	int attempt, rc = -1;
+
+	for (attempt = 1; attempt <= 2; attempt++) {
+		ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, port,
+					  "%s -R -F -d %s -p %d -n %d -s 4096",
+					  prog, self->link.ibdev, port, iters));
+		rc = xsh(self->r.out, sizeof(self->r.out),
+			 "timeout -k 2 %d %s -R -F -d %s -p %d -n %d -s 4096 "
+			 XR_ADDR, CLIENT_S, prog, self->link.ibdev, port,
+			 iters);
+		if (!perftest_listen_race(&self->r, rc) || attempt == 2)
+			break;
+		kill_server(&self->r);
+		ksft_print_msg("%s: client refused before the server's second listen (perftest's race), run again\n",
+			       prog);
+	}
+	if (rc) {
+		fprintf(stderr, "# client output:\n%s\n", self->r.out);
+		kill_server(&self->r);
+		show_server_log(&self->r);
+	}
+	ASSERT_EQ(0, rc) TH_LOG("client exit status %d", rc);
 	ASSERT_NE(NULL, strstr(self->r.out, "#bytes"))
 		TH_LOG("no result table:\n%s", self->r.out);
 	ASSERT_NE(NULL, strstr(self->r.out, " 4096 "))
@@ -269,12 +302,25 @@ TEST_F_TIMEOUT(tool, qperf_rc, 120)
 	};
 	unsigned int i;
 
-	int rc;
+	int rc, attempt;
 
 	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 19765, "qperf"));
-	rc = xsh(self->r.out, sizeof(self->r.out), "timeout -k 2 %d qperf -cm1 -t 2 "
-		 "-m 4096 " XR_ADDR " rc_bw rc_lat rc_rdma_read_bw "
-		 "rc_rdma_write_bw", CLIENT_S);
+	/*
+	 * qperf's server sends the client its rdma_cm port before it calls
+	 * rdma_listen: a client that connects at once may find no listener
+	 * and is refused (REJECTED), the same race as perftest's (see
+	 * perftest_listen_race()). That signature earns one more run.
+	 */
+	for (attempt = 1; attempt <= 2; attempt++) {
+		rc = xsh(self->r.out, sizeof(self->r.out),
+			 "timeout -k 2 %d qperf -cm1 -t 2 -m 4096 " XR_ADDR
+			 " rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw",
+			 CLIENT_S);
+		if (!rc || attempt == 2 ||
+		    !strstr(self->r.out, "unexpected event from RDMA CM: Event rejected"))
+			break;
+		ksft_print_msg("qperf: refused before its server listened (qperf's race), run again\n");
+	}
 	if (rc && xr_is_siw() && strstr(self->r.out, "failed to create QP"))
 		SKIP(return, "qperf cannot create its RC QP on siw (EINVAL)");
 	ASSERT_EQ(0, rc) TH_LOG("client exit status %d:\n%s", rc, self->r.out);
@@ -308,10 +354,12 @@ TEST_F_TIMEOUT(tool, rstream_rsockets, 120)
  *
  * Not here: the programs whose server can only listen on the wildcard
  * address (perftest, qperf). A wildcard rdma_listen listens on every
- * RDMA device, and siw's listening socket is not tied to its netdev, so
- * on one host it also takes connections meant for xiw's address: which
- * driver answers is then not the test's choice. selftests/xiw_pair.sh
- * runs those programs between xiw and siw in two guests instead.
+ * RDMA device; siw ties that listener to its netdev as xiw does (its
+ * socket is bound to the netdev's ifindex), but the earlier one-host runs
+ * against siw failed in ways not yet sorted out (refused: perftest's own
+ * listen race, see perftest_listen_race(); EINVAL from ib_read_bw, likely
+ * siw's IRD/ORD of 128 against xiw's 32). selftests/xiw_pair.sh runs
+ * those programs between xiw and siw in two guests instead.
  */
 #define XC_XIW_NETDEV	"xr0"
 #define XC_XIW_DEV	"xiwT0"
