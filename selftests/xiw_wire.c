@@ -20,11 +20,17 @@
  * CRC32c (MPA-20, MPA-42) when CRC was negotiated; with markers, every
  * marker's place and FPDUPTR (MPA-13, MPA-30/31), and markers before an
  * FPDU, in a header, in a payload and just before a CRC seen.
- * The capture checker itself is checked against RFC 5044 Figures 5, 6,
- * and a hand-made initiator's bad marker must draw Terminate 0x2/0x0/0x03.
+ * Every FPDU captured, markers included, fits one segment of the EMSS
+ * (MPA-23). The capture checker itself is checked against RFC 5044
+ * Figures 5, 6 and against synthetic FPDUs too long for the EMSS, and a
+ * hand-made initiator's bad marker must draw Terminate 0x2/0x0/0x03.
  *
  * The loopback MTU is 1500 during these tests, so FPDUs cross TCP
- * segments as on a real network (MPA-23, MPA-24).
+ * segments as on a real network (MPA-23, MPA-24). The mulpdu fixture
+ * sets it to 9000, 4001, 1283 and 1500 (CRC on and off, markers on and
+ * off) and sends messages one byte short of, exactly and one byte over
+ * what one FPDU holds at the MULPDU of the EMSS the handshake shows,
+ * checking where the capture shows each message cut.
  *
  * Requirement IDs are those of the project's iWARP conformance checklist.
  */
@@ -261,6 +267,7 @@ TEST_F_TIMEOUT(mpa, wire_startup, XW_TIMEOUT)
 		.rtr = variant->rev == 2 ? variant->rtr : 0, .rd = 4,
 		.req_m = variant->m_ini, .rep_m = variant->m_rsp,
 		.mrk_places = variant->m_ini && variant->m_rsp,
+		.fit = true,
 	};
 
 	xw_wire_traffic(_metadata, self->c, self->s, self->seed);
@@ -322,6 +329,359 @@ TEST(checker_rfc5044_vectors)
 	off = at;
 	ASSERT_TRUE(xm_fpdu(s, 0, true, &off, &f, &ms));
 	EXPECT_EQ(1, ms.bad);
+	free(s);
+}
+
+/* ---- the MULPDU edges at other loopback MTUs ---- */
+
+FIXTURE(mulpdu) {
+	struct xr_link link;
+	struct xr_net net;
+	struct xr_pair p;
+	struct xm_cap *cap;
+	int old_mtu;
+};
+
+/* MPA revision 2 with the default RTR; markers both ways or none. */
+FIXTURE_VARIANT(mulpdu) {
+	int mtu, crc, mrk;
+};
+
+FIXTURE_VARIANT_ADD(mulpdu, mtu9000_crc1) { .mtu = 9000, .crc = 1 };
+FIXTURE_VARIANT_ADD(mulpdu, mtu9000_crc0) { .mtu = 9000, .crc = 0 };
+FIXTURE_VARIANT_ADD(mulpdu, mtu9000_mrk_crc1) {
+	.mtu = 9000, .crc = 1, .mrk = 1 };
+FIXTURE_VARIANT_ADD(mulpdu, mtu9000_mrk_crc0) {
+	.mtu = 9000, .crc = 0, .mrk = 1 };
+/* EMSS 3949 and 1231: the "EMSS mod 4" of the formula is 1 and 3. */
+FIXTURE_VARIANT_ADD(mulpdu, mtu4001_crc1) { .mtu = 4001, .crc = 1 };
+FIXTURE_VARIANT_ADD(mulpdu, mtu4001_mrk_crc0) {
+	.mtu = 4001, .crc = 0, .mrk = 1 };
+FIXTURE_VARIANT_ADD(mulpdu, mtu1283_mrk_crc1) {
+	.mtu = 1283, .crc = 1, .mrk = 1 };
+/* The MTU of the mpa variants, with markers. */
+FIXTURE_VARIANT_ADD(mulpdu, mtu1500_mrk_crc1) {
+	.mtu = 1500, .crc = 1, .mrk = 1 };
+
+FIXTURE_SETUP(mulpdu)
+{
+	struct xr_opts o = { .buflen = XW_BUFLEN, .wr = 16, .sge = 1,
+			     .rd_atom = 4 };
+	char buf[32];
+	int rc;
+
+	if (xr_is_siw())
+		SKIP(return, "xiw's MPA parameters: not for %s", xr_type());
+	xr_unlimit_memlock();
+	ASSERT_EQ(0, xr_link_add(&self->link));
+	self->old_mtu = read_text("/sys/class/net/lo/mtu", buf, sizeof(buf)) > 0 ?
+			atoi(buf) : 0;
+	xr_lo_mtu(variant->mtu);
+	ASSERT_LT(0, read_text("/sys/class/net/lo/mtu", buf, sizeof(buf)));
+	ASSERT_EQ(variant->mtu, atoi(buf)) TH_LOG("lo MTU not set");
+	rc = xm_params(variant->crc, 2, 2);
+	ASSERT_EQ(0, rc) TH_LOG("setting MPA parameters: %s", strerror(-rc));
+	ASSERT_EQ(0, xr_net_init(&self->net)) TH_LOG("%s", self->net.err);
+	self->cap = malloc(sizeof(*self->cap));
+	ASSERT_NE(NULL, self->cap);
+	rc = xm_cap_open(self->cap, ntohs(self->net.addr.sin_port));
+	ASSERT_EQ(0, rc) TH_LOG("packet capture on lo: %s", strerror(-rc));
+	ASSERT_EQ(0, xw_connect(&self->net, &self->p, &o, variant->mrk,
+				variant->mrk))
+		TH_LOG("MTU %d crc %d markers %d: %s", variant->mtu,
+		       variant->crc, variant->mrk, self->net.err);
+}
+
+FIXTURE_TEARDOWN(mulpdu)
+{
+	if (!_metadata->passed)
+		xw_log_wire(_metadata, self->cap);
+	xm_cap_close(self->cap);
+	free(self->cap);
+	xr_pairs_fini(&self->p, 1);
+	xr_net_fini(&self->net);
+	xm_params_default();
+	if (self->old_mtu)
+		xr_lo_mtu(self->old_mtu);
+}
+
+/*
+ * RFC 5044 section 4.5 (MPA-23) in its own words: the largest ULPDU of
+ * an FPDU in one segment of emss bytes, with room for the most markers
+ * such a segment can hold when there are markers.
+ */
+static unsigned int xw_rfc_mulpdu(unsigned int emss, bool mrk)
+{
+	unsigned int m = mrk ? 4 * ((emss + 511) / 512) : 0;
+
+	return emss - (6 + m + emss % 4);
+}
+
+#define XW_EDGES	16	/* messages of one direction, at most */
+
+/* The ULPDU_Lengths a message of len bytes must make at a MULPDU room. */
+static int xw_cut(unsigned int *l, int n, unsigned int hdr, size_t len,
+		  unsigned int room)
+{
+	do {
+		size_t k = len < room ? len : room;
+
+		l[n++] = hdr + (unsigned int)k;
+		len -= k;
+	} while (len);
+	return n;
+}
+
+/*
+ * MPA-23, MPA-24 at this variant's MTU: the EMSS from the captured
+ * handshake, the MULPDU from it by RFC 5044 section 4.5; then messages
+ * one byte below, at and above what one FPDU holds: Sends of MULPDU - 18
+ * - 1, + 0, + 1 bytes, Writes (each followed by an 8-byte Send) and Reads
+ * of MULPDU - 14 - 1, + 0, + 1 bytes, and Sends of MULPDU - 1, MULPDU and
+ * MULPDU + 1 bytes. Data checked byte for byte. On the wire every FPDU
+ * fits the EMSS (xw_fpdu_fit), and the messages are cut exactly there:
+ * each direction's ULPDU_Lengths, in order, are those of MULPDU-sized
+ * pieces and the rest.
+ */
+TEST_F_TIMEOUT(mulpdu, edges, XW_TIMEOUT)
+{
+	struct xr_side *c = &self->p.cli, *s = &self->p.srv;
+	unsigned int want[2][4 * XW_EDGES], got[2][4 * XW_EDGES];
+	int nw[2] = { 0 }, ng[2] = { 0 }, d, i, k;
+	unsigned int emss, mulpdu, ps, pw;
+	uint64_t seed = (uint64_t)now_ms();
+	struct xm_stream *st[2];
+	struct xw_fit fit[2];
+	struct xm_frame fr[2];
+	struct xm_fpdu f;
+	size_t off;
+
+	usleep(50000);
+	xm_cap_drain(self->cap);
+	emss = xm_cap_emss(self->cap);
+	/* lo's MTU less the IPv4 and TCP headers (RFC 9293 section 3.7.1). */
+	EXPECT_EQ(variant->mtu - 40, self->cap->syn_mss[0]);
+	EXPECT_EQ(variant->mtu - 40, self->cap->syn_mss[1]);
+	ASSERT_LT(0, emss);
+	mulpdu = xw_rfc_mulpdu(emss, variant->mrk);
+	ps = mulpdu - 18;
+	pw = mulpdu - 14;
+	TH_LOG("MTU %d: EMSS %u, MULPDU %u: %u bytes per Send FPDU, %u per Write or Read Response FPDU",
+	       variant->mtu, emss, mulpdu, ps, pw);
+	ASSERT_GE(XW_HALF, mulpdu + 1);
+
+	/* The zero-length Write RTR (p2p_rtr 2) comes first. */
+	want[0][nw[0]++] = 14;
+	for (i = -1; i <= 1; i++) {
+		size_t sz = ps + i;
+
+		xr_fill(c->buf, sz, seed + 1 + i);
+		ASSERT_EQ(0, xr_recv(s, 0x10, XW_HALF, sz));
+		ASSERT_EQ(0, xr_post(c, IBV_WR_SEND, 0x11, 0, sz, 0, NULL, 0));
+		EXPECT_ONE_WC(c, 0x11, IBV_WC_SEND, -1);
+		EXPECT_ONE_WC(s, 0x10, IBV_WC_RECV, sz);
+		ASSERT_PATTERN(s->buf + XW_HALF, sz, seed + 1 + i, "Send");
+		nw[0] = xw_cut(want[0], nw[0], 18, sz, ps);
+	}
+	for (i = -1; i <= 1; i++) {
+		size_t sz = pw + i;
+
+		xr_fill(c->buf, sz, seed + 4 + i);
+		ASSERT_EQ(0, xr_recv(s, 0x20, 0, 8));
+		ASSERT_EQ(0, xr_post(c, IBV_WR_RDMA_WRITE, 0x21, 0, sz, 0, s,
+				     XW_HALF));
+		ASSERT_EQ(0, xr_post(c, IBV_WR_SEND, 0x22, XW_HALF, 8, 0, NULL,
+				     0));
+		EXPECT_ONE_WC(s, 0x20, IBV_WC_RECV, 8);
+		EXPECT_ONE_WC(c, 0x21, IBV_WC_RDMA_WRITE, -1);
+		EXPECT_ONE_WC(c, 0x22, IBV_WC_SEND, -1);
+		ASSERT_PATTERN(s->buf + XW_HALF, sz, seed + 4 + i, "Write");
+		nw[0] = xw_cut(want[0], nw[0], 14, sz, pw);
+		nw[0] = xw_cut(want[0], nw[0], 18, 8, ps);
+	}
+	for (i = -1; i <= 1; i++) {
+		size_t sz = pw + i;
+
+		xr_fill(s->buf, sz, seed + 7 + i);
+		ASSERT_EQ(0, xr_post(c, IBV_WR_RDMA_READ, 0x31, XW_HALF, sz, 0,
+				     s, 0));
+		EXPECT_ONE_WC(c, 0x31, IBV_WC_RDMA_READ, -1);
+		ASSERT_PATTERN(c->buf + XW_HALF, sz, seed + 7 + i, "Read");
+		want[0][nw[0]++] = 18 + 28;
+		nw[1] = xw_cut(want[1], nw[1], 14, sz, pw);
+	}
+	for (i = -1; i <= 1; i++) {
+		size_t sz = mulpdu + i;
+
+		xr_fill(c->buf, sz, seed + 10 + i);
+		ASSERT_EQ(0, xr_recv(s, 0x40, XW_HALF, sz));
+		ASSERT_EQ(0, xr_post(c, IBV_WR_SEND, 0x41, 0, sz, 0, NULL, 0));
+		EXPECT_ONE_WC(c, 0x41, IBV_WC_SEND, -1);
+		EXPECT_ONE_WC(s, 0x40, IBV_WC_RECV, sz);
+		ASSERT_PATTERN(s->buf + XW_HALF, sz, seed + 10 + i, "Send");
+		nw[0] = xw_cut(want[0], nw[0], 18, sz, ps);
+	}
+
+	usleep(50000);
+	xm_cap_drain(self->cap);
+	st[0] = &self->cap->ini;
+	st[1] = &self->cap->rsp;
+	fr[0] = xm_frame(st[0], "MPA ID Req Frame");
+	fr[1] = xm_frame(st[1], "MPA ID Rep Frame");
+	ASSERT_TRUE(fr[0].ok && fr[1].ok) TH_LOG("start-up frames not captured");
+	for (d = 0; d < 2; d++) {
+		struct xm_mrk_stats ms = { 0 };
+
+		off = fr[d].end;
+		while (ng[d] < 4 * XW_EDGES &&
+		       xm_fpdu(st[d], fr[d].end, variant->mrk, &off, &f, &ms)) {
+			got[d][ng[d]++] = f.ulpdu_len;
+			if (variant->crc)
+				EXPECT_EQ(f.crc_calc, f.crc_wire)
+					TH_LOG("%s FPDU %d: bad CRC",
+					       d ? "responder" : "initiator",
+					       ng[d] - 1);
+		}
+		EXPECT_EQ(0, ms.bad) TH_LOG("%s", ms.err);
+		xw_fpdu_fit(st[d], fr[d].end, fr[d].end, variant->mrk, emss,
+			    &fit[d]);
+		EXPECT_EQ(0, fit[d].over) TH_LOG("%s", fit[d].err);
+		TH_LOG("%s: %d FPDUs, longest %zu bytes on the wire (ULPDU %u), EMSS %u",
+		       d ? "responder" : "initiator", fit[d].n,
+		       fit[d].longest, fit[d].max_ulpdu, emss);
+		EXPECT_EQ(nw[d], ng[d]);
+		for (k = 0; k < nw[d] && k < ng[d]; k++)
+			if (want[d][k] != got[d][k]) {
+				EXPECT_EQ(want[d][k], got[d][k])
+					TH_LOG("%s FPDU %d: ULPDU_Length",
+					       d ? "responder" : "initiator", k);
+				break;
+			}
+	}
+	/* The largest FPDUs are exactly MULPDU long in both directions. */
+	EXPECT_EQ(mulpdu, fit[0].max_ulpdu);
+	EXPECT_EQ(mulpdu, fit[1].max_ulpdu);
+}
+
+/*
+ * The test's own FPDU encoder for synthetic captures (RFC 5044 sections
+ * 4.1, 4.3): a tagged Write FPDU of ulpdu bytes appended to s, with a
+ * marker at every 512th byte from start when mrk (FPDUPTR 0 for one just
+ * before the FPDU). Header bytes as on the wire, payload and CRC zero.
+ */
+static void xw_synth_marker(struct xm_stream *s, size_t ptr)
+{
+	uint8_t *m = s->buf + s->len;
+
+	m[0] = 0;
+	m[1] = 0;
+	m[2] = (uint8_t)(ptr >> 8);
+	m[3] = (uint8_t)ptr;
+	s->len += XM_MRK_LEN;
+}
+
+static void xw_synth_fpdu(struct xm_stream *s, size_t start, bool mrk,
+			  unsigned int ulpdu)
+{
+	const uint8_t hdr[4] = { (uint8_t)(ulpdu >> 8), (uint8_t)ulpdu,
+				 0xc1, 0x40 };	/* T, L, DV 1; RV 1, Write */
+	size_t total = ((2 + ulpdu + 3) & ~3u) + 4, fpdu, k;
+
+	if (mrk && (s->len - start) % XM_MRK_INTERVAL == 0)
+		xw_synth_marker(s, 0);
+	fpdu = s->len;
+	for (k = 0; k < total; k++) {
+		if (mrk && (s->len - start) % XM_MRK_INTERVAL == 0)
+			xw_synth_marker(s, s->len - fpdu);
+		s->buf[s->len++] = k < 4 ? hdr[k] : 0;
+	}
+}
+
+/* The fit of one synthetic FPDU of ulpdu bytes placed at stream byte at. */
+static struct xw_fit xw_fit_one(struct xm_stream *s, size_t at, bool mrk,
+				size_t emss, unsigned int ulpdu)
+{
+	struct xw_fit r;
+
+	memset(s->buf, 0xee, at);
+	s->len = at;
+	xw_synth_fpdu(s, 0, mrk, ulpdu);
+	xw_fpdu_fit(s, 0, at, mrk, emss, &r);
+	return r;
+}
+
+/*
+ * MPA-23: the fit check of xw_wire() against synthetic captures, so that
+ * it can be seen to fail. Without markers at EMSS 1448 a ULPDU of 1442
+ * (RFC 5044 section 4.5's MULPDU) makes a 1448-byte FPDU and fits, 1443
+ * (three pad bytes: 1452) does not, nor at EMSS 1449 (FPDUs are whole
+ * words: the "EMSS mod 4" of the formula), where 1442 still does. With
+ * markers at EMSS 1448 a ULPDU of 1430 fits wherever it starts in the 512-byte
+ * marker period; 1434 does not when it starts on a marker (three markers
+ * in its 1452 bytes), yet does one word later (two markers, 1448 bytes):
+ * the check measures the wire, not the worst case of the formula.
+ */
+TEST(checker_fpdu_fit)
+{
+	struct xm_stream *s = calloc(1, sizeof(*s));
+	struct xm_mrk_stats ms = { 0 };
+	struct xm_fpdu f;
+	struct xw_fit r;
+	size_t at, off;
+	int bad_at = -1;
+
+	ASSERT_NE(NULL, s);
+	r = xw_fit_one(s, 0, false, 1448, 1442);
+	EXPECT_EQ(1, r.n);
+	EXPECT_EQ(1448, r.longest);
+	EXPECT_EQ(0, r.over);
+	r = xw_fit_one(s, 0, false, 1448, 1443);
+	EXPECT_EQ(1452, r.longest);
+	EXPECT_EQ(1, r.over);
+	TH_LOG("caught: %s", r.err);
+	r = xw_fit_one(s, 0, false, 1449, 1443);
+	EXPECT_EQ(1, r.over);
+	r = xw_fit_one(s, 0, false, 1449, 1442);
+	EXPECT_EQ(0, r.over);
+
+	for (at = 0; at < XM_MRK_INTERVAL; at += 4) {
+		r = xw_fit_one(s, at, true, 1448, 1430);
+		EXPECT_EQ(1, r.n);
+		if (r.over && bad_at < 0)
+			bad_at = (int)at;
+	}
+	EXPECT_EQ(-1, bad_at) TH_LOG("ULPDU 1430 too long at marker phase %d",
+				     bad_at);
+	r = xw_fit_one(s, 0, true, 1448, 1430);
+	EXPECT_EQ(1448, r.longest);
+	r = xw_fit_one(s, 0, true, 1448, 1434);
+	EXPECT_EQ(1452, r.longest);
+	EXPECT_EQ(1, r.over);
+	TH_LOG("caught: %s", r.err);
+	r = xw_fit_one(s, 4, true, 1448, 1434);
+	EXPECT_EQ(1448, r.longest);
+	EXPECT_EQ(0, r.over);
+
+	/* The encoder's markers are right (else the above proves little). */
+	s->len = 0;
+	xw_synth_fpdu(s, 0, true, 1434);
+	xw_synth_fpdu(s, 0, true, 600);
+	off = 0;
+	while (xm_fpdu(s, 0, true, &off, &f, &ms))
+		;
+	EXPECT_EQ(s->len, off);
+	EXPECT_EQ(0, ms.bad) TH_LOG("%s", ms.err);
+	EXPECT_EQ(1, ms.at_start);
+	/* A stream of several: the second, too long, is the one named. */
+	s->len = 0;
+	xw_synth_fpdu(s, 0, true, 1430);
+	xw_synth_fpdu(s, 0, true, 1500);
+	xw_synth_fpdu(s, 0, true, 100);
+	xw_fpdu_fit(s, 0, 0, true, 1448, &r);
+	EXPECT_EQ(3, r.n);
+	EXPECT_EQ(1, r.over);
+	EXPECT_EQ(1500, r.max_ulpdu);
+	EXPECT_NE(NULL, strstr(r.err, "FPDU 1 ")) TH_LOG("%s", r.err);
 	free(s);
 }
 
