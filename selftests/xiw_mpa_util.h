@@ -98,6 +98,9 @@ struct xm_cap {
 	int fd;
 	uint16_t lport;		/* host order; 0: the first SYN's port */
 	struct xm_stream ini, rsp;	/* initiator->responder and back */
+	/* TCP options of the SYN (0) and SYN-ACK (1): MSS (0 if absent) */
+	uint16_t syn_mss[2];
+	bool syn_ts[2];		/* timestamps offered */
 };
 
 /* An MPA Request or Reply frame as seen on the wire. */
@@ -217,6 +220,52 @@ static void xm_stream_add(struct xm_stream *s, uint32_t seq, bool syn,
 	s->next += (uint32_t)n;
 }
 
+static uint16_t xm_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/*
+ * The MSS (kind 2) and timestamps (kind 8) options of a SYN or SYN-ACK
+ * (RFC 9293 section 3.2, RFC 7323 section 3), the inputs to the EMSS.
+ */
+static void xm_syn_opts(struct xm_cap *c, int d, const uint8_t *o, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && o[i] != 0) {
+		if (o[i] == 1) {
+			i++;
+			continue;
+		}
+		if (i + 2 > n || o[i + 1] < 2 || i + o[i + 1] > n)
+			return;
+		if (o[i] == 2 && o[i + 1] == 4)
+			c->syn_mss[d] = xm_be16(o + i + 2);
+		if (o[i] == 8 && o[i + 1] == 10)
+			c->syn_ts[d] = true;
+		i += o[i + 1];
+	}
+}
+
+/*
+ * The EMSS both ends work with, from what the handshake captured: the
+ * smaller MSS offered, less the 12 bytes every segment spends on the
+ * timestamps option when both ends offered it (RFC 7323 section 3.2;
+ * Linux counts that option out of its MSS, as RFC 5044 section 4.5's
+ * EMSS must, being what a segment can carry). lo's MTU is the path MTU.
+ * 0 when the handshake was not captured.
+ */
+static unsigned int __attribute__((unused)) xm_cap_emss(const struct xm_cap *c)
+{
+	unsigned int mss = c->syn_mss[0] < c->syn_mss[1] ? c->syn_mss[0]
+							: c->syn_mss[1];
+
+	if (!mss)
+		return 0;
+	return mss - (c->syn_ts[0] && c->syn_ts[1] ? 12 : 0);
+}
+
 /* Read what the capture holds into the two streams. */
 static void __attribute__((unused)) xm_cap_drain(struct xm_cap *c)
 {
@@ -238,30 +287,33 @@ static void __attribute__((unused)) xm_cap_drain(struct xm_cap *c)
 			continue;
 		th = (const struct tcphdr *)(pkt + ihl);
 		thl = th->doff * 4u;
-		if (ihl + thl > tot)
+		if (thl < sizeof(*th) || ihl + thl > tot)
 			continue;
 		sp = ntohs(th->source);
 		dp = ntohs(th->dest);
 		if (!c->lport && th->syn && !th->ack)
 			c->lport = dp;
 		if (dp == c->lport && (!c->ini.sport || c->ini.sport == sp)) {
-			if (th->syn && !th->ack)
-				c->ini.sport = sp, c->ini.dport = dp;
+			if (th->syn && !th->ack) {
+				c->ini.sport = sp;
+				c->ini.dport = dp;
+				xm_syn_opts(c, 0, pkt + ihl + sizeof(*th),
+					    thl - sizeof(*th));
+			}
 			if (c->ini.sport == sp)
 				xm_stream_add(&c->ini, ntohl(th->seq), th->syn,
 					      pkt + ihl + thl, tot - ihl - thl);
 		} else if (sp == c->lport && c->ini.sport == dp) {
-			if (th->syn)
-				c->rsp.sport = sp, c->rsp.dport = dp;
+			if (th->syn) {
+				c->rsp.sport = sp;
+				c->rsp.dport = dp;
+				xm_syn_opts(c, 1, pkt + ihl + sizeof(*th),
+					    thl - sizeof(*th));
+			}
 			xm_stream_add(&c->rsp, ntohl(th->seq), th->syn,
 				      pkt + ihl + thl, tot - ihl - thl);
 		}
 	}
-}
-
-static uint16_t xm_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
 /* Parse the start-up frame at the beginning of s, with the given key. */

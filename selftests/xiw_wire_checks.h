@@ -214,6 +214,49 @@ xw_wire_traffic(struct __test_metadata *_metadata, struct xr_side *c,
 	ASSERT_PATTERN(c->buf + XW_HALF, 100, seed + 1, "Send server to client");
 }
 
+/*
+ * The FPDUs of s from off, markers counted from start when mrk.
+ * MPA-23 (RFC 5044 sections 4.5 and 5.1): DDP sizes its records to the
+ * MULPDU so that each FPDU fits one TCP segment of EMSS bytes (FPDU
+ * Alignment), and with markers the MULPDU leaves room for the most
+ * markers such a segment can hold. The rule checked here is that fit
+ * itself, measured on the wire rather than through the MULPDU formula:
+ * the bytes of an FPDU in the stream -- from the marker just before its
+ * ULPDU_Length (FPDUPTR 0, section 4.3: it goes out in the FPDU's
+ * segment) or from ULPDU_Length, through the last CRC octet, with every
+ * marker inside it -- number at most EMSS.
+ */
+struct xw_fit {
+	int n, over;		/* FPDUs seen, those longer than the EMSS */
+	size_t longest;		/* wire bytes of the longest, markers in */
+	unsigned int max_ulpdu;	/* the largest ULPDU_Length */
+	char err[160];		/* what the first too long one was */
+};
+
+static void __attribute__((unused))
+xw_fpdu_fit(const struct xm_stream *s, size_t start, size_t off, bool mrk,
+	    size_t emss, struct xw_fit *r)
+{
+	size_t at = off, len;
+	struct xm_fpdu f;
+
+	memset(r, 0, sizeof(*r));
+	while (xm_fpdu(s, start, mrk, &off, &f, NULL)) {
+		len = off - at;
+		if (len > r->longest)
+			r->longest = len;
+		if (f.ulpdu_len > r->max_ulpdu)
+			r->max_ulpdu = f.ulpdu_len;
+		if (len > emss && !r->over++)
+			snprintf(r->err, sizeof(r->err),
+				 "FPDU %d at stream byte %zu (opcode %d, ULPDU %u, %d markers) is %zu bytes on the wire, EMSS %zu",
+				 r->n, at, f.opcode, f.ulpdu_len, f.markers,
+				 len, emss);
+		r->n++;
+		at = off;
+	}
+}
+
 /* What the start-up should look like on the wire. */
 struct xw_expect {
 	int rev;		/* of the Request and the Reply */
@@ -225,6 +268,7 @@ struct xw_expect {
 	bool mrk_places;	/* markers seen before an FPDU, in a header,
 				 * in a payload and between pad and CRC
 				 */
+	bool fit;		/* every FPDU fits the EMSS (xw_fpdu_fit) */
 };
 
 /* The RTR opcode each p2p_rtr value offers (admin-guide.rst). */
@@ -357,6 +401,20 @@ xw_wire(struct __test_metadata *_metadata, struct xm_cap *cap,
 		EXPECT_LT(0, mi.in_hdr + mr.in_hdr);
 		EXPECT_LT(0, mi.in_payload + mr.in_payload);
 		EXPECT_LT(0, mi.before_crc + mr.before_crc);
+	}
+	if (e->fit) {
+		unsigned int emss = xm_cap_emss(cap);
+		struct xw_fit ti, tr;
+
+		ASSERT_LT(0, emss) TH_LOG("no MSS option in the captured handshake");
+		xw_fpdu_fit(&cap->ini, req.end, req.end, e->rep_m, emss, &ti);
+		xw_fpdu_fit(&cap->rsp, rep.end, rep.end, e->req_m, emss, &tr);
+		TH_LOG("EMSS %u (MSS options %u/%u, timestamps %d/%d): longest FPDU %zu bytes (ULPDU %u) from the initiator, %zu (ULPDU %u) from the responder",
+		       emss, cap->syn_mss[0], cap->syn_mss[1], cap->syn_ts[0],
+		       cap->syn_ts[1], ti.longest, ti.max_ulpdu, tr.longest,
+		       tr.max_ulpdu);
+		EXPECT_EQ(0, ti.over) TH_LOG("initiator: %s", ti.err);
+		EXPECT_EQ(0, tr.over) TH_LOG("responder: %s", tr.err);
 	}
 	/* A 100-byte Send and a 4096-byte Write at MULPDU 1442: 4 or more. */
 	ASSERT_LE(4, ni);
