@@ -192,7 +192,8 @@ TEST_F_TIMEOUT(interop, zero_length, XW_TIMEOUT)
  */
 TEST_F_TIMEOUT(interop, wire_startup, XW_TIMEOUT)
 {
-	struct xw_expect e = { .rd = -1 };
+	/* Both drivers' FPDUs must fit the EMSS (MPA-23/24). */
+	struct xw_expect e = { .rd = -1, .fit = true };
 
 	if (variant->xiw_initiates) {
 		e.rev = variant->rev;

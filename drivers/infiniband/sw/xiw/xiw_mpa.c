@@ -13,8 +13,9 @@
 /*
  * MPA-23 (RFC 5044 section 4.5): the largest ULPDU of an FPDU that fits
  * one segment of emss bytes; with markers, room for the most markers
- * such a segment can hold. Never below 128; a multiple of four so that
- * the length field fits u16 with its pad.
+ * such a segment can hold. The emss % 4 keeps the padded FPDU within
+ * emss. Never below 128, and capped below 2^16 on a four-byte boundary
+ * so that the length field holds it with its pad.
  */
 u32 xiw_mpa_mulpdu(u32 emss, bool markers)
 {
