@@ -567,6 +567,7 @@ static void xp_read_req_refused(struct __test_metadata *_metadata,
 				  "--expect", "close", "read:0:0:0", "wait:500",
 				  bad, NULL };
 	long long t0 = xp_counter(self, "tx_terminate_rdmap"), t1;
+	long long t = now_ms();
 
 	ASSERT_LE(0, t0) TH_LOG("no hw_counters on %s", self->link.ibdev);
 	snprintf(bad, sizeof(bad), "read:0xbad0bad0:0x100:64:0x2222:0x40!%s",
@@ -595,6 +596,7 @@ static void xp_read_req_refused(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, self->seen.async_access);
 	t1 = xp_counter(self, "tx_terminate_rdmap");
 	EXPECT_EQ(1, t1 - t0) TH_LOG("tx_terminate_rdmap %lld -> %lld", t0, t1);
+	TH_LOG("%lld ms", now_ms() - t);
 }
 
 /* TERM-04: a Read Request followed by 16 bytes of data (ULPDU 62) */
