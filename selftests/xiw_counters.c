@@ -809,7 +809,8 @@ TEST_F(ctr, qp_counter_auto_mode)
  * One bad frame from a raw peer into a server QP bound to its own
  * counter: that counter reads want_crc/want_marker in rx_crc_errors and
  * rx_marker_errors (counted on the QP where the error is found, not via
- * the Terminate), then is unbound (and so freed) and the QP destroyed.
+ * the Terminate); destroying the QP frees the counter. Each "rdma" exec
+ * costs a second or so under TCG: two here.
  */
 static void xc_qp_rx_error(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(ctr) *self, const uint8_t *bad,
@@ -818,7 +819,6 @@ static void xc_qp_rx_error(struct __test_metadata *_metadata,
 {
 	const char *d = XC_SRV_DEV;
 	struct xr_side srv = {};
-	long long cntn;
 	char out[8192];
 	int fd;
 
@@ -826,26 +826,19 @@ static void xc_qp_rx_error(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, xsh(out, sizeof(out),
 			 "rdma statistic qp bind link %s/1 lqpn %u", d,
 			 srv.qp->qp_num)) TH_LOG("%s", out);
-	ASSERT_EQ(0, xsh(out, sizeof(out), "rdma statistic qp show link %s/1", d))
-		TH_LOG("%s", out);
-	cntn = xc_word_val(out, "cntn");
-	ASSERT_LT(0, cntn) TH_LOG("no counter in: %s", out);
-	EXPECT_EQ(0, xc_word_val(out, "rx_crc_errors")) TH_LOG("%s", out);
-	EXPECT_EQ(0, xc_word_val(out, "rx_marker_errors")) TH_LOG("%s", out);
 	ASSERT_EQ((ssize_t)len, write(fd, bad, len));
 	EXPECT_TRUE(XC_WAIT_DELTA(d, &self->ss, port_ctr, 1))
 		TH_LOG("port %s %+lld", xc_names[port_ctr],
 		       xc_delta(d, &self->ss, port_ctr));
 	/* port_llp: the port's LLP Terminates since the set-up */
 	EXPECT_TRUE(XC_WAIT_DELTA(d, &self->ss, TX_TERMINATE_LLP, port_llp));
+	/* The one counter there is (the last one went with its QP). */
 	ASSERT_EQ(0, xsh(out, sizeof(out), "rdma statistic qp show link %s/1", d))
 		TH_LOG("%s", out);
+	EXPECT_LT(0, xc_word_val(out, "cntn")) TH_LOG("no counter in: %s", out);
 	EXPECT_EQ(want_crc, xc_word_val(out, "rx_crc_errors")) TH_LOG("%s", out);
 	EXPECT_EQ(want_marker, xc_word_val(out, "rx_marker_errors"))
 		TH_LOG("%s", out);
-	EXPECT_EQ(0, xsh(out, sizeof(out),
-			 "rdma statistic qp unbind link %s/1 cntn %lld lqpn %u",
-			 d, cntn, srv.qp->qp_num)) TH_LOG("%s", out);
 	close(fd);
 	xr_side_fini(&srv);
 }
@@ -863,6 +856,7 @@ TEST_F(ctr, qp_counter_rx_errors)
 {
 	static const uint8_t bad_marker[8] = { 0, 0, 0, 4, 0, 18, 0x41, 0x43 };
 	uint8_t fpdu[2 + 14 + 4];
+	long long t = now_ms();
 	char out[8192];
 	int rc;
 
@@ -885,6 +879,7 @@ TEST_F(ctr, qp_counter_rx_errors)
 	EXPECT_EQ(0, xsh(out, sizeof(out),
 			 "rdma statistic qp set link %s/1 auto off", XC_SRV_DEV))
 		TH_LOG("%s", out);
+	TH_LOG("%lld ms", now_ms() - t);
 	ASSERT_EQ(0, rc);
 	if (_metadata->passed == 0)
 		xc_log_moves(_metadata, XC_SRV_DEV, &self->ss);
