@@ -225,6 +225,8 @@ FIXTURE_SETUP(ctr)
 	ASSERT_EQ(0, xc_links()) TH_LOG("cannot create " XC_SRV_DEV " and " XC_CLI_DEV);
 	/* The documented defaults: CRC on, MPA v2, Write RTR. */
 	ASSERT_EQ(0, xm_params(1, 2, 2));
+	/* A failed qp_counter_rx_errors may have left markers on. */
+	ASSERT_EQ(0, xm_param_set("mpa_markers", 0));
 	t1 = now_ms();
 	ASSERT_EQ(0, xr_net_init_at(&self->net, XC_SRV_ADDR))
 		TH_LOG("%s", self->net.err);
@@ -550,22 +552,21 @@ TEST_F(ctr, mpa_timeout_counts)
 }
 
 /*
- * MPA-50: an FPDU with a wrong CRC from a raw MPA v1 initiator (CRC on).
- * The server counts a CRC error and sends the LLP Terminate "MPA CRC
- * error" (0x2/0x0/0x02), which the QP's details show.
+ * A raw MPA v1 initiator (CRC on, no markers asked) connected to the
+ * server, which accepts it into srv: the socket, the MPA Reply read.
  */
-TEST_F(ctr, crc_error_counts)
+static int xc_raw_peer(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(ctr) *self, struct xr_side *srv)
 {
 	static const char req_key[] = "MPA ID Req Frame";
 	static const char rep_key[] = "MPA ID Rep Frame";
-	uint8_t req[20 + 8], rep[64], fpdu[2 + 14 + 4];
-	struct xr_side srv = {};
 	struct xr_opts o = { .buflen = 4096, .wr = 4, .sge = 1, .rd_atom = 4 };
+	uint32_t pd[2] = { htonl(XR_MAGIC), htonl(99) };
+	uint8_t req[20 + 8], rep[20 + 512];
 	struct rdma_conn_param cp;
 	struct rdma_cm_event *ev;
-	uint32_t pd[2] = { htonl(XR_MAGIC), htonl(99) }, crc;
-	char out[4096];
-	ssize_t got = 0, r;
+	size_t want = 20, got = 0;
+	ssize_t r;
 	int fd;
 
 	/* The MPA Request: key, flags (CRC), revision 1, private data. */
@@ -581,31 +582,58 @@ TEST_F(ctr, crc_error_counts)
 	ev = xr_get_event(self->net.sch, XR_WAIT_MS);
 	ASSERT_NE(NULL, ev);
 	ASSERT_EQ(RDMA_CM_EVENT_CONNECT_REQUEST, ev->event);
-	ASSERT_EQ(0, xr_side_init(&self->net, &srv, ev->id, &o))
+	ASSERT_EQ(0, xr_side_init(&self->net, srv, ev->id, &o))
 		TH_LOG("%s", self->net.err);
 	memset(&cp, 0, sizeof(cp));
 	cp.responder_resources = 4;
 	cp.initiator_depth = 4;
 	ASSERT_EQ(0, rdma_accept(ev->id, &cp));
 	rdma_ack_cm_event(ev);
-	ASSERT_TRUE(xr_wait_cm(self->net.sch, srv.id, RDMA_CM_EVENT_ESTABLISHED,
+	ASSERT_TRUE(xr_wait_cm(self->net.sch, srv->id, RDMA_CM_EVENT_ESTABLISHED,
 			       XR_WAIT_MS, NULL));
-	/* The Reply: a frame of 20 bytes, no private data from us. */
-	while (got < 20) {
-		r = read(fd, rep + got, 20 - got);
+	/* The Reply: 20 bytes, then its private data if any. */
+	while (got < want) {
+		r = read(fd, rep + got, want - got);
 		ASSERT_LT(0, r);
-		got += r;
+		got += (size_t)r;
+		if (got == 20)
+			want += (size_t)(rep[18] << 8 | rep[19]);
+		ASSERT_GE(sizeof(rep), want);
 	}
 	ASSERT_EQ(0, memcmp(rep, rep_key, 16));
 	ASSERT_EQ(0, rep[16] & XM_F_R);
-	/* A zero-length RDMA Write (MPA length 14), its CRC off by one bit. */
-	memset(fpdu, 0, sizeof(fpdu));
+	return fd;
+}
+
+/* A zero-length RDMA Write (MPA length 14), its CRC off by one bit. */
+static void xc_bad_crc_fpdu(uint8_t fpdu[2 + 14 + 4])
+{
+	uint32_t crc;
+	int i;
+
+	memset(fpdu, 0, 2 + 14 + 4);
 	fpdu[1] = 14;
 	fpdu[2] = 0x80 | 0x40 | 0x01;	/* DDP: tagged, last, version 1 */
 	fpdu[3] = 0x40 | XM_OP_WRITE;	/* RDMAP version 1 */
 	crc = xm_crc32c(fpdu, 16) ^ 1;
-	for (r = 0; r < 4; r++)		/* least significant byte first */
-		fpdu[16 + r] = (uint8_t)(crc >> (8 * r));
+	for (i = 0; i < 4; i++)		/* least significant byte first */
+		fpdu[16 + i] = (uint8_t)(crc >> (8 * i));
+}
+
+/*
+ * MPA-50: an FPDU with a wrong CRC from a raw MPA v1 initiator (CRC on).
+ * The server counts a CRC error and sends the LLP Terminate "MPA CRC
+ * error" (0x2/0x0/0x02), which the QP's details show.
+ */
+TEST_F(ctr, crc_error_counts)
+{
+	struct xr_side srv = {};
+	uint8_t fpdu[2 + 14 + 4];
+	char out[4096];
+	int fd;
+
+	fd = xc_raw_peer(_metadata, self, &srv);
+	xc_bad_crc_fpdu(fpdu);
 	ASSERT_EQ((ssize_t)sizeof(fpdu), write(fd, fpdu, sizeof(fpdu)));
 	EXPECT_TRUE(XC_WAIT_DELTA(XC_SRV_DEV, &self->ss, RX_CRC_ERRORS, 1));
 	EXPECT_TRUE(XC_WAIT_DELTA(XC_SRV_DEV, &self->ss, TX_TERMINATE_LLP, 1));
@@ -775,6 +803,86 @@ TEST_F(ctr, qp_counter_auto_mode)
 	EXPECT_EQ(0, xsh(out, sizeof(out),
 			 "rdma statistic qp set link %s/1 auto off", d))
 		TH_LOG("%s", out);
+}
+
+/*
+ * One bad frame from a raw peer into a server QP bound to its own
+ * counter: that counter reads want_crc/want_marker in rx_crc_errors and
+ * rx_marker_errors (counted on the QP where the error is found, not via
+ * the Terminate); destroying the QP frees the counter. Each "rdma" exec
+ * costs a second or so under TCG: two here.
+ */
+static void xc_qp_rx_error(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(ctr) *self, const uint8_t *bad,
+			   size_t len, int port_ctr, long long want_crc,
+			   long long want_marker, long long port_llp)
+{
+	const char *d = XC_SRV_DEV;
+	struct xr_side srv = {};
+	char out[8192];
+	int fd;
+
+	fd = xc_raw_peer(_metadata, self, &srv);
+	ASSERT_EQ(0, xsh(out, sizeof(out),
+			 "rdma statistic qp bind link %s/1 lqpn %u", d,
+			 srv.qp->qp_num)) TH_LOG("%s", out);
+	ASSERT_EQ((ssize_t)len, write(fd, bad, len));
+	EXPECT_TRUE(XC_WAIT_DELTA(d, &self->ss, port_ctr, 1))
+		TH_LOG("port %s %+lld", xc_names[port_ctr],
+		       xc_delta(d, &self->ss, port_ctr));
+	/* port_llp: the port's LLP Terminates since the set-up */
+	EXPECT_TRUE(XC_WAIT_DELTA(d, &self->ss, TX_TERMINATE_LLP, port_llp));
+	/* The one counter there is (the last one went with its QP). */
+	ASSERT_EQ(0, xsh(out, sizeof(out), "rdma statistic qp show link %s/1", d))
+		TH_LOG("%s", out);
+	EXPECT_LT(0, xc_word_val(out, "cntn")) TH_LOG("no counter in: %s", out);
+	EXPECT_EQ(want_crc, xc_word_val(out, "rx_crc_errors")) TH_LOG("%s", out);
+	EXPECT_EQ(want_marker, xc_word_val(out, "rx_marker_errors"))
+		TH_LOG("%s", out);
+	close(fd);
+	xr_side_fini(&srv);
+}
+
+/*
+ * Per-QP rx_crc_errors and rx_marker_errors (MPA-50, MPA-31): a QP
+ * counter bound to the QP that receives a bad-CRC FPDU reads
+ * rx_crc_errors 1; one bound to a QP that receives a bad marker (the
+ * server asks for markers, mpa_markers=1; the peer leads with FPDUPTR 4
+ * instead of 0) reads rx_marker_errors 1. The port moves by exactly 1
+ * each (never counted twice), and the server's own QP of the set-up
+ * counts nothing.
+ */
+TEST_F(ctr, qp_counter_rx_errors)
+{
+	static const uint8_t bad_marker[8] = { 0, 0, 0, 4, 0, 18, 0x41, 0x43 };
+	uint8_t fpdu[2 + 14 + 4];
+	long long t = now_ms();
+	char out[8192];
+	int rc;
+
+	xc_bad_crc_fpdu(fpdu);
+	xc_qp_rx_error(_metadata, self, fpdu, sizeof(fpdu), RX_CRC_ERRORS, 1, 0, 1);
+	EXPECT_EQ(1, xc_delta(XC_SRV_DEV, &self->ss, RX_CRC_ERRORS));
+	EXPECT_EQ(0, xc_delta(XC_SRV_DEV, &self->ss, RX_MARKER_ERRORS));
+	ASSERT_EQ(0, xm_param_set("mpa_markers", 1));
+	xc_qp_rx_error(_metadata, self, bad_marker, sizeof(bad_marker),
+		       RX_MARKER_ERRORS, 0, 1, 2);
+	rc = xm_param_set("mpa_markers", 0);
+	EXPECT_EQ(1, xc_delta(XC_SRV_DEV, &self->ss, RX_MARKER_ERRORS));
+	EXPECT_EQ(1, xc_delta(XC_SRV_DEV, &self->ss, RX_CRC_ERRORS));
+	EXPECT_EQ(2, xc_delta(XC_SRV_DEV, &self->ss, TX_TERMINATE_LLP));
+	EXPECT_EQ(0, xc_delta(XC_SRV_DEV, &self->ss, RX_FPDUS));
+	/* Both counters were freed with their last QP. */
+	EXPECT_EQ(0, xsh(out, sizeof(out), "rdma statistic qp show link %s/1",
+			 XC_SRV_DEV));
+	EXPECT_EQ(-1, xc_word_val(out, "cntn")) TH_LOG("%s", out);
+	EXPECT_EQ(0, xsh(out, sizeof(out),
+			 "rdma statistic qp set link %s/1 auto off", XC_SRV_DEV))
+		TH_LOG("%s", out);
+	TH_LOG("%lld ms", now_ms() - t);
+	ASSERT_EQ(0, rc);
+	if (_metadata->passed == 0)
+		xc_log_moves(_metadata, XC_SRV_DEV, &self->ss);
 }
 
 /* Delete both links once every test process is gone. */

@@ -13,6 +13,7 @@
  */
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include "kselftest_harness.h"
@@ -125,6 +126,74 @@ static int xe_term(struct xm_cap *cap, bool from_responder, uint8_t *le,
 	return 0;
 }
 
+#define XE_GIB		(1UL << 30)	/* one SGE; two of them are 2^31 */
+#define XE_HUGE		(2UL << 20)	/* a huge page, if one can be had */
+#define XE_SMALL	(4UL << 20)	/* else 4 KiB pages of 4 MiB */
+#define XE_NR_HUGE	"/proc/sys/vm/nr_hugepages"
+
+/*
+ * len bytes of address space that all show the same chunk bytes of one
+ * memfd, so that an MR over them pins len / 4096 page references but
+ * only chunk bytes of memory (the guest has 2 GiB in all). With a huge
+ * page the pinning is 512 faults instead of 262144: seconds less under
+ * TCG.
+ */
+static uint8_t *xe_alias_region(size_t len, bool huge)
+{
+	size_t chunk = huge ? XE_HUGE : XE_SMALL, off;
+	uint8_t *res, *base;
+	int fd;
+
+	fd = memfd_create("xiw-errors-alias", huge ? MFD_HUGETLB : 0);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)chunk)) {
+		close(fd);
+		return NULL;
+	}
+	/* A reservation with room to align to the chunk. */
+	res = mmap(NULL, len + chunk, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED) {
+		close(fd);
+		return NULL;
+	}
+	base = (uint8_t *)(((uintptr_t)res + chunk - 1) & ~(uintptr_t)(chunk - 1));
+	for (off = 0; off < len; off += chunk) {
+		if (mmap(base + off, chunk, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) ==
+		    MAP_FAILED) {
+			munmap(res, len + chunk);
+			close(fd);
+			return NULL;
+		}
+	}
+	close(fd);
+	/* Only [base, base + len) stays mapped. */
+	if (base > res)
+		munmap(res, (size_t)(base - res));
+	if (base + len < res + len + chunk)
+		munmap(base + len, (size_t)(res + len + chunk - (base + len)));
+	return base;
+}
+
+/* The 1 GiB MR of the tests below, and what it took. */
+struct xe_big {
+	struct ibv_mr *mr;
+	uint8_t *region;
+	char nr_huge[32];	/* nr_hugepages before, if raised */
+};
+
+static void xe_big_free(struct xe_big *b)
+{
+	if (b->mr)
+		ibv_dereg_mr(b->mr);
+	if (b->region)
+		munmap(b->region, XE_GIB);
+	if (b->nr_huge[0])
+		sh("echo %d > " XE_NR_HUGE, atoi(b->nr_huge));
+}
+
 /* A connected pair with its capture, on a link made once per program. */
 struct xe_conn {
 	struct xr_link link;
@@ -135,6 +204,7 @@ struct xe_conn {
 	struct xe_events ev;
 	struct ibv_pd *pd2;	/* server: another PD */
 	struct ibv_mr *mr2;	/* server: an MR with other rights or PD */
+	struct xe_big big;	/* client: 1 GiB MR of the over-2^31 tests */
 };
 
 static int xe_open(struct xe_conn *x, bool connect, char *why, size_t len)
@@ -187,6 +257,7 @@ static int xe_open(struct xe_conn *x, bool connect, char *why, size_t len)
 
 static void xe_close(struct xe_conn *x)
 {
+	xe_big_free(&x->big);
 	if (x->mr2)
 		ibv_dereg_mr(x->mr2);
 	if (x->pd2)
@@ -554,6 +625,143 @@ TEST_F(conn, local_sge_out_of_mr)
 	EXPECT_TRUE(xe_wait(&x->ev, x->c->qp, IBV_EVENT_QP_FATAL, XE_EV_MS))
 		TH_LOG("events: %s", xe_events_str(&x->ev, x->c->qp, x->s->qp));
 	xe_after(_metadata, x);
+}
+
+/* One port counter of the (only) device; -1 if unreadable. */
+static long long xe_ctr(struct xe_conn *x, const char *name)
+{
+	char p[256], buf[64];
+
+	/* The core refreshes hw_counters at most every 10 ms. */
+	usleep(25000);
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 x->link.ibdev, name);
+	if (read_text(p, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}
+
+/*
+ * A Send or Write from two SGEs of 1 GiB each over the same 1 GiB MR
+ * (one huge page, else 4 MiB, of a memfd mapped over and over);
+ * second_len is the second SGE's length. Registers and posts it (not
+ * signalled: a local error is reported anyway, V-02) and a plain Send
+ * after it.
+ */
+static void xe_post_big(struct __test_metadata *_metadata, struct xe_conn *x,
+			enum ibv_wr_opcode op, uint32_t second_len,
+			struct xe_big *b)
+{
+	struct ibv_sge g[2];
+	struct ibv_send_wr wr = {
+		.wr_id = 0x10, .sg_list = g, .num_sge = 2, .opcode = op,
+	}, *bad = NULL;
+	long long t = now_ms();
+	char was[32] = "";
+
+	/* One more huge page than there is now, given back at the end. */
+	if (read_text(XE_NR_HUGE, was, sizeof(was)) > 0 &&
+	    !sh("echo %d > " XE_NR_HUGE, atoi(was) + 1)) {
+		snprintf(b->nr_huge, sizeof(b->nr_huge), "%s", was);
+		b->region = xe_alias_region(XE_GIB, true);
+	}
+	TH_LOG("1 GiB of address space on %s",
+	       b->region ? "one huge page" : "4 MiB of 4 KiB pages");
+	if (!b->region)
+		b->region = xe_alias_region(XE_GIB, false);
+	ASSERT_NE(NULL, b->region) TH_LOG("alias region: %s", strerror(errno));
+	b->mr = ibv_reg_mr(x->c->pd, b->region, XE_GIB, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, b->mr) TH_LOG("ibv_reg_mr 1 GiB: %s", strerror(errno));
+	TH_LOG("registered in %lld ms", now_ms() - t);
+	g[0] = (struct ibv_sge){ .addr = (uintptr_t)b->region,
+				 .length = XE_GIB, .lkey = b->mr->lkey };
+	g[1] = g[0];
+	g[1].length = second_len;
+	if (op == IBV_WR_RDMA_WRITE) {
+		wr.wr.rdma.remote_addr = (uintptr_t)x->s->buf;
+		wr.wr.rdma.rkey = x->s->mr->rkey;
+	}
+	ASSERT_EQ(0, xr_recv(x->s, 0x51, 0, 4096));
+	ASSERT_EQ(0, ibv_post_send(x->c->qp, &wr, &bad));
+	ASSERT_EQ(0, xr_post(x->c, IBV_WR_SEND, 0x20, 0, XE_MSG, 0, NULL, 0));
+}
+
+/*
+ * V-02: a message over 2^31 - 1 bytes (two SGEs of 2^30, checked
+ * against their MR first, then summed: xiw_tx_sges). That WR completes
+ * LOC_LEN_ERR, then as for a bad lkey: the next one flushes, QP_FATAL,
+ * nothing goes on the wire (no Terminate, nothing delivered), the
+ * server's receive flushes, DISCONNECTED on both ends. On the one
+ * device of both ends: req_cqe_error +1, no Terminate counted.
+ */
+static void xe_over_2g(struct __test_metadata *_metadata, struct xe_conn *x,
+		       enum ibv_wr_opcode op)
+{
+	long long e0 = xe_ctr(x, "req_cqe_error"),
+		  f0 = xe_ctr(x, "req_cqe_flush_error"),
+		  r0 = xe_ctr(x, "resp_cqe_flush_error"),
+		  t0 = xe_ctr(x, "tx_terminate_rdmap") +
+		       xe_ctr(x, "tx_terminate_ddp") + xe_ctr(x, "tx_terminate_llp");
+	struct xe_big *b = &x->big;
+	uint8_t le = 0, ec = 0;
+	long long t = now_ms();
+
+	ASSERT_LE(0, e0) TH_LOG("no hw_counters on %s", x->link.ibdev);
+	xe_post_big(_metadata, x, op, XE_GIB, b);
+	EXPECT_WC(x->c->cq, 0x10, IBV_WC_LOC_LEN_ERR);
+	EXPECT_WC(x->c->cq, 0x20, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(x->s->cq, 0x51, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_TRUE(xe_wait(&x->ev, x->c->qp, IBV_EVENT_QP_FATAL, XE_EV_MS))
+		TH_LOG("events: %s", xe_events_str(&x->ev, x->c->qp, x->s->qp));
+	EXPECT_EQ(1, xe_ctr(x, "req_cqe_error") - e0);
+	EXPECT_EQ(1, xe_ctr(x, "req_cqe_flush_error") - f0);
+	EXPECT_LE(1, xe_ctr(x, "resp_cqe_flush_error") - r0);
+	xe_after(_metadata, x);
+	EXPECT_EQ(0, xe_ctr(x, "tx_terminate_rdmap") +
+		  xe_ctr(x, "tx_terminate_ddp") +
+		  xe_ctr(x, "tx_terminate_llp") - t0);
+	EXPECT_EQ(0, xe_term(x->cap, false, &le, &ec))
+		TH_LOG("the client sent Terminate %#x/%#x", le, ec);
+	EXPECT_TRUE(xe_zero(x->s->buf, 0, XE_BUFLEN)) TH_LOG("bytes placed");
+	TH_LOG("%lld ms", now_ms() - t);
+}
+
+TEST_F_TIMEOUT(conn, local_message_over_2g, 120)
+{
+	xe_over_2g(_metadata, &self->x, IBV_WR_SEND);
+}
+
+TEST_F_TIMEOUT(conn, local_write_over_2g, 120)
+{
+	xe_over_2g(_metadata, &self->x, IBV_WR_RDMA_WRITE);
+}
+
+/*
+ * The control of the two above: 2^30 + 2^30 - 1 = 2^31 - 1 bytes pass
+ * the length check and go on the wire. Sending 2 GiB under TCG takes too
+ * long, so the server's receive is 4096 bytes: the first FPDU already
+ * overruns it, the server answers Terminate 0x12/0x05 (V-03) and its
+ * receive completes LOC_LEN_ERR: proof that the message was sent. The
+ * Send itself completes with anything but LOC_LEN_ERR.
+ */
+TEST_F_TIMEOUT(conn, local_message_2g_minus_1_sent, 120)
+{
+	struct xe_conn *x = &self->x;
+	uint8_t le = 0, ec = 0;
+	struct ibv_wc wc = { 0 };
+	long long t = now_ms();
+	int st;
+
+	xe_post_big(_metadata, x, IBV_WR_SEND, XE_GIB - 1, &x->big);
+	st = xe_status(x->c->cq, 0x10, XR_WAIT_MS, &wc);
+	EXPECT_LE(0, st) TH_LOG("%s", st == -1 ? "no completion" : xr_wc_str(&wc));
+	EXPECT_NE(IBV_WC_LOC_LEN_ERR, st) TH_LOG("2^31 - 1 bytes refused");
+	TH_LOG("the Send of 2^31 - 1 bytes: %s", xr_wc_str(&wc));
+	EXPECT_WC(x->s->cq, 0x51, IBV_WC_LOC_LEN_ERR);
+	EXPECT_EQ(1, xe_term(x->cap, true, &le, &ec));
+	EXPECT_EQ(0x12, le);
+	EXPECT_EQ(0x05, ec);
+	TH_LOG("%lld ms", now_ms() - t);
 }
 
 /*

@@ -516,6 +516,103 @@ TEST_F_TIMEOUT(peer, immdt_not_8_bytes, 60)
 		   "terminate layer=0x0 etype=0x2 ecode=0x06", true);
 }
 
+/* One port counter of the listener's device; -1 if unreadable. */
+static long long xp_counter(FIXTURE_DATA(peer) *self, const char *name)
+{
+	char p[256], buf[64];
+
+	/* The core refreshes hw_counters at most every 10 ms. */
+	usleep(25000);
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 self->link.ibdev, name);
+	if (read_text(p, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}
+
+/* Lines of the peer's output that start with prefix. */
+static int xp_count(FIXTURE_DATA(peer) *self, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	const char *p;
+	int k = 0;
+
+	for (p = self->seen.out; p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (!strncmp(p, prefix, n))
+			k++;
+	}
+	return k;
+}
+
+/*
+ * TERM-04: a Read Request is its 28-byte header and nothing else, in one
+ * segment with L set and MO 0 (RFC 5040 section 4.4). First a valid
+ * zero-length Read (RDMAP-02), which draws its zero-length Read Response
+ * to sink STag 0x1000 (so a Response would be seen), then the faulty one
+ * (MSN 2) with a source STag that does not exist: the shape is checked
+ * before the STag, so the Terminate is 0x0/0x2/0x06 (not 0x0/0x1/0x00),
+ * it carries the DDP header and the Read Request header as sent
+ * (TERM-01: M, D and R), no Read Response answers it, the connection
+ * closes, the listener's QP raises QP_FATAL and the port counts one
+ * RDMAP Terminate sent.
+ */
+static void xp_read_req_refused(struct __test_metadata *_metadata,
+				FIXTURE_DATA(peer) *self, const char *fault,
+				const char *hdr_copy)
+{
+	char bad[96], term[320];
+	const char *const a[] = { "--linger", "5000", "--expect", term,
+				  "--expect", "close", "read:0:0:0", "wait:500",
+				  bad, NULL };
+	long long t0 = xp_counter(self, "tx_terminate_rdmap"), t1;
+	long long t = now_ms();
+
+	ASSERT_LE(0, t0) TH_LOG("no hw_counters on %s", self->link.ibdev);
+	snprintf(bad, sizeof(bad), "read:0xbad0bad0:0x100:64:0x2222:0x40!%s",
+		 fault);
+	snprintf(term, sizeof(term),
+		 "terminate layer=0x0 etype=0x2 ecode=0x06 hdrs=ddp+rdma m=1 %s %s",
+		 hdr_copy,
+		 "rreq_sink_stag=0x2222 rreq_sink_to=0x40 rreq_size=64 rreq_src_stag=0xbad0bad0 rreq_src_to=0x100");
+	xp_run(_metadata, self, 3000, a);
+	EXPECT_EQ(0, self->seen.peer_exit) TH_LOG("expected '%s' then close", term);
+	if (self->seen.peer_exit)
+		XP_LOG_PEER();
+	/* The valid Read was answered, the faulty one not. */
+	EXPECT_EQ(1, xp_count(self, "read_resp ")) XP_LOG_PEER();
+	EXPECT_EQ(1, xp_count(self, "read_resp stag=0x1000 to=0x0 len=0 last=1"))
+		XP_LOG_PEER();
+	EXPECT_EQ(1, xp_count(self, "terminate ")) XP_LOG_PEER();
+	EXPECT_EQ(1, self->seen.established);
+	EXPECT_EQ(0, self->seen.recv_ok);
+	EXPECT_EQ(self->seen.established, self->seen.disconnected)
+		TH_LOG("the listener saw no DISCONNECTED");
+	EXPECT_EQ(1, self->seen.async_fatal)
+		TH_LOG("QP_FATAL %d, QP_ACCESS_ERR %d, other %d",
+		       self->seen.async_fatal, self->seen.async_access,
+		       self->seen.async_other);
+	EXPECT_EQ(0, self->seen.async_access);
+	t1 = xp_counter(self, "tx_terminate_rdmap");
+	EXPECT_EQ(1, t1 - t0) TH_LOG("tx_terminate_rdmap %lld -> %lld", t0, t1);
+	TH_LOG("%lld ms", now_ms() - t);
+}
+
+/* TERM-04: a Read Request followed by 16 bytes of data (ULPDU 62) */
+TEST_F_TIMEOUT(peer, read_request_with_data, 60)
+{
+	xp_read_req_refused(_metadata, self, "data=16",
+			    "seg_len=62 ddp_op=read_req ddp_qn=0x1 ddp_msn=2 ddp_mo=0 ddp_last=1");
+}
+
+/* TERM-04: a Read Request whose segment has L clear (more to come) */
+TEST_F_TIMEOUT(peer, read_request_without_last, 60)
+{
+	xp_read_req_refused(_metadata, self, "last=0",
+			    "seg_len=46 ddp_op=read_req ddp_qn=0x1 ddp_msn=2 ddp_mo=0 ddp_last=0");
+}
+
 /* RDMAP-04: a Read Response when no RDMA Read is outstanding */
 TEST_F_TIMEOUT(peer, read_response_unasked, 60)
 {

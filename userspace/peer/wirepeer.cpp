@@ -91,7 +91,8 @@ struct options {
 		"  reads:K:SRCSTAG:SRCTO:N  immdt:HEX16  terminate:L:E:C\n"
 		"  raw:HEX  wait:MS  close\n"
 		"faults: crc length pad marker truncate overlong ddp_version\n"
-		"  rdmap_version opcode qn msn mo stag to last tagged\n",
+		"  rdmap_version opcode qn msn mo stag to last tagged\n"
+		"  data=N (N pattern bytes after a Read Request or Terminate)\n",
 		why);
 	std::exit(kExitUsage);
 }
@@ -572,6 +573,20 @@ void session::on_fpdu(byte_view u)
 				      std::string(opcode_name(t.ddp.op)).c_str(),
 				      t.ddp.tagged ? "stag" : "qn",
 				      t.ddp.tagged ? t.ddp.stag : t.ddp.qn);
+		n = static_cast<int>(std::strlen(line));
+		if (t.d && !t.ddp.tagged &&
+		    static_cast<std::size_t>(n) < sizeof(line))
+			n += std::snprintf(line + n, sizeof(line) - n,
+					   " ddp_msn=%u ddp_mo=%u ddp_last=%d",
+					   t.ddp.msn, t.ddp.mo, t.ddp.last);
+		/* TERM-01: the terminated Read Request header, when R. */
+		if (t.r && n > 0 && static_cast<std::size_t>(n) < sizeof(line))
+			std::snprintf(line + n, sizeof(line) - n,
+				      " rreq_sink_stag=0x%x rreq_sink_to=0x%llx rreq_size=%u rreq_src_stag=0x%x rreq_src_to=0x%llx",
+				      t.rdma.sink_stag,
+				      static_cast<unsigned long long>(t.rdma.sink_to),
+				      t.rdma.size, t.rdma.src_stag,
+				      static_cast<unsigned long long>(t.rdma.src_to));
 		terms_++;
 		break;
 	}
@@ -662,6 +677,7 @@ struct fault_spec {
 	bool header = false;
 	field fld = field::qn;
 	bool overlong = false;
+	bool data = false;	/* payload after a header-only message */
 	std::uint64_t value = 0;
 	bool has_value = false;
 };
@@ -716,12 +732,27 @@ fault_spec parse_fault(const std::string &s)
 		f.overlong = true;
 		return f;
 	}
+	if (name == "data") {
+		/* A Read Request carries no data (RFC 5040 section 4.4). */
+		if (!f.has_value || f.value > kMaxUlpdu)
+			throw std::invalid_argument("data=N, N at most 65535");
+		f.data = true;
+		return f;
+	}
 	throw std::invalid_argument("unknown fault: " + name);
 }
 
 bool session::send_message(message m, const std::string &fault)
 {
 	const fault_spec f = parse_fault(fault);
+	byte_vec extra;
+
+	if (f.data) {
+		extra.resize(f.value);
+		for (std::size_t i = 0; i < extra.size(); i++)
+			extra[i] = static_cast<std::uint8_t>(i * 7 + 1);
+		m.payload = extra;
+	}
 	std::vector<byte_vec> segs = segment_message(
 		m, f.overlong ? kMaxUlpdu : max_ulpdu_);
 

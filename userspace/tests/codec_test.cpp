@@ -592,6 +592,43 @@ TEST(Headers, ReadRequest)
 		  xp::ulpdu_error::too_short);
 }
 
+/*
+ * A Read Request with bytes after its header (TERM-04, a hostile row of
+ * errors.rst): still one segment, the bytes follow the 28-byte header
+ * and decode as its payload, the header itself intact.
+ */
+TEST(Headers, ReadRequestWithData)
+{
+	const byte_vec data = hex("0102030405060708090a0b0c0d0e0f10");
+	xp::message m;
+
+	m.op = static_cast<std::uint8_t>(xp::opcode::read_req);
+	m.qn = xp::kQnReadReq;
+	m.msn = 3;
+	m.rreq.size = 64;
+	m.rreq.src_stag = 0x1234;
+	m.rreq.sink_stag = 0x5678;
+	m.payload = data;
+	const auto segs = xp::segment_message(m, 1000);
+	ASSERT_EQ(segs.size(), 1U);
+	ASSERT_EQ(segs[0].size(), xp::kUntaggedHdrLen + xp::kReadReqLen + 16);
+	EXPECT_EQ(byte_vec(segs[0].begin() + 46, segs[0].end()), data);
+	EXPECT_EQ(segs[0].at(1) & 0x0f, 1);	/* opcode read_req */
+	EXPECT_EQ(segs[0].at(0) & xp::kDdpLast, xp::kDdpLast);
+	xp::segment s;
+	ASSERT_EQ(xp::decode_ulpdu(segs[0], s), xp::ulpdu_error::ok);
+	EXPECT_EQ(s.rreq.size, 64U);
+	EXPECT_EQ(s.rreq.src_stag, 0x1234U);
+	EXPECT_EQ(s.rreq.sink_stag, 0x5678U);
+	EXPECT_EQ(byte_vec(s.payload.begin(), s.payload.end()), data);
+	/* The Read Request without L (one fault of the same row). */
+	auto seg = segs[0];
+	ASSERT_TRUE(xp::set_field(seg, xp::field::last, 0));
+	ASSERT_EQ(xp::decode_ulpdu(seg, s), xp::ulpdu_error::ok);
+	EXPECT_FALSE(s.hdr.last);
+	EXPECT_EQ(s.hdr.qn, xp::kQnReadReq);
+}
+
 /* TERM-01: control, then segment length and the terminated headers */
 TEST(Headers, Terminate)
 {
