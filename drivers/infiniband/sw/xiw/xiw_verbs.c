@@ -120,8 +120,12 @@ static int xiw_query_port(struct ib_device *ibdev, u32 port,
 	attr->gid_tbl_len = 1;
 	attr->max_vl_num = 1;	/* one lane; 0 reads as invalid to tools */
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
-	/* A DDP message offset is 32 bits wide (RFC 5041 section 5). */
-	attr->max_msg_sz = U32_MAX;
+	/*
+	 * A DDP message offset is 32 bits wide (RFC 5041 section 5), but the
+	 * send path refuses a message over 2^31 - 1 bytes (LOC_LEN_ERR,
+	 * errors.rst): say so here rather than promise more.
+	 */
+	attr->max_msg_sz = S32_MAX;
 	return 0;
 }
 
