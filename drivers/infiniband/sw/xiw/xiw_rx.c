@@ -74,6 +74,16 @@ struct xiw_rx {
 	u32 skb_off, skb_left;
 	u32 steps, bytes;	/* left in this run */
 
+	/*
+	 * The target pieces of the payload not yet placed, mapped once per
+	 * FPDU (or per stretch between markers) and used up over as many
+	 * skb slices as it takes: mapping walks the MR's page list, which
+	 * for a large user MR costs far more than a slice's copy.
+	 */
+	u32 bv_n;
+	u32 bv_len, bv_done;	/* bytes mapped, bytes placed of those */
+	struct xiw_mr *bv_mr;	/* referenced for the mapping, or NULL */
+
 	enum xiw_rx_phase phase;
 	u8 hdr[IWARP_MAX_HDR];
 	u32 hdr_got, hdr_len;
@@ -140,12 +150,24 @@ static void xiw_rx_put_mr(struct xiw_rx *rx)
 	rx->mr = NULL;
 }
 
+/* Forget the payload mapping (see struct xiw_rx). */
+static void xiw_rx_unmap(struct xiw_rx *rx)
+{
+	if (rx->bv_mr)
+		xiw_mr_put(rx->bv_mr);
+	rx->bv_mr = NULL;
+	rx->bv_n = 0;
+	rx->bv_len = 0;
+	rx->bv_done = 0;
+}
+
 void xiw_rx_destroy(struct xiw_qp *qp)
 {
 	struct xiw_rx *rx = qp->rx;
 
 	if (!rx)
 		return;
+	xiw_rx_unmap(rx);
 	xiw_rx_put_mr(rx);
 	xiw_rx_put_rq_mrs(rx);
 	kfree(rx);
@@ -685,6 +707,26 @@ static void xiw_rx_consumed(struct xiw_rx *rx, u32 n)
 	rx->bytes -= min(rx->bytes, n);
 }
 
+/* CRC32c over len placed bytes of the mapping, from byte 'from' of it. */
+static void xiw_rx_crc_mapped(struct xiw_rx *rx, u32 from, u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < rx->bv_n && len; i++) {
+		struct bio_vec v = rx->bv[i];
+
+		if (from >= v.bv_len) {
+			from -= v.bv_len;
+			continue;
+		}
+		v.bv_offset += from;
+		v.bv_len = min(len, v.bv_len - from);
+		rx->crc = xiw_mpa_crc_bvec(rx->crc, &v, v.bv_len);
+		len -= v.bv_len;
+		from = 0;
+	}
+}
+
 /*
  * Place payload into the target, straight from the socket buffer (the
  * one copy). Returns bytes placed, -EAGAIN when the slice is used up,
@@ -694,37 +736,44 @@ static int xiw_rx_data(struct xiw_rx *rx)
 {
 	struct xiw_qp *qp = rx->qp;
 	struct iov_iter it;
-	struct xiw_mr *held = NULL;
-	u32 want = xiw_rx_limit(rx, rx->data_len - rx->data_got);
-	size_t cap = 0;
+	u32 len;
 	int n, i, rv;
 
-	want = min(want, rx->skb_left);
-	if (!want)
+	if (!rx->skb_left)
 		return -EAGAIN;
-	n = xiw_rx_target(rx, want, &held);
-	if (n < 0) {
-		/* Our own sink or receive buffer vanished: a local error. */
-		xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
-		return -EIO;
+	if (rx->bv_done == rx->bv_len) {
+		u32 want = xiw_rx_limit(rx, rx->data_len - rx->data_got);
+		size_t cap = 0;
+
+		xiw_rx_unmap(rx);
+		n = xiw_rx_target(rx, want, &rx->bv_mr);
+		if (n < 0) {
+			/* Our own sink or receive buffer vanished. */
+			xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
+			return -EIO;
+		}
+		for (i = 0; i < n; i++)
+			cap += rx->bv[i].bv_len;
+		rx->bv_n = n;
+		rx->bv_len = min_t(size_t, cap, want);
 	}
-	for (i = 0; i < n; i++)
-		cap += rx->bv[i].bv_len;
-	want = min_t(size_t, cap, want);
-	iov_iter_bvec(&it, ITER_DEST, rx->bv, n, want);
-	rv = skb_copy_datagram_iter(rx->skb, rx->skb_off, &it, want);
-	/* The CRC reads the placed bytes back: before the MR may go. */
-	if (!rv && qp->wire.mpa.crc)
-		rx->crc = xiw_mpa_crc_bvec(rx->crc, rx->bv, want);
-	if (held)
-		xiw_mr_put(held);
+	len = min(rx->bv_len - rx->bv_done, rx->skb_left);
+	iov_iter_bvec(&it, ITER_DEST, rx->bv, rx->bv_n, rx->bv_len);
+	iov_iter_advance(&it, rx->bv_done);
+	rv = skb_copy_datagram_iter(rx->skb, rx->skb_off, &it, len);
 	if (rv) {
 		/* The slice TCP handed us is shorter than it said. */
 		rx->dead = true;
 		return -EIO;
 	}
-	xiw_rx_consumed(rx, want);
-	return want;
+	if (qp->wire.mpa.crc)
+		xiw_rx_crc_mapped(rx, rx->bv_done, len);
+	rx->bv_done += len;
+	/* The last byte placed: the MR held for the mapping may go. */
+	if (rx->bv_done == rx->bv_len)
+		xiw_rx_unmap(rx);
+	xiw_rx_consumed(rx, len);
+	return len;
 }
 
 /*
@@ -1160,6 +1209,7 @@ void xiw_rx_start(struct xiw_qp *qp)
 	struct xiw_rx *rx = qp->rx;
 	int i;
 
+	xiw_rx_unmap(rx);
 	xiw_rx_put_mr(rx);
 	xiw_rx_put_rq_mrs(rx);
 	rx->rq_active = false;
@@ -1202,6 +1252,7 @@ void xiw_rx_stop(struct xiw_qp *qp, bool drain)
 		release_sock(sk);
 		cond_resched();
 	}
+	xiw_rx_unmap(rx);
 	xiw_rx_put_mr(rx);
 	/* A WQE taken from an SRQ belongs to this QP: flush it. */
 	if (rx->rq_active && qp->srq)
