@@ -238,6 +238,10 @@ struct xiw_qp {
 
 	/* The wire, see xiw_cm.c, xiw_tx.c, xiw_rx.c. */
 	struct xiw_conn *conn;		/* under state_lock */
+	/* A fatal error found where state_lock cannot be taken */
+	struct work_struct err_work;
+	unsigned long err_pending;	/* bit 0: err_work queued */
+	enum ib_event_type err_ev;	/* the event it raises */
 	struct xiw_wire wire;
 	struct xiw_tx *tx;
 	struct xiw_rx *rx;
@@ -430,6 +434,7 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 void xiw_qp_conn_lost(struct xiw_qp *qp, struct xiw_conn *conn);
 void xiw_qp_stop_wire(struct xiw_qp *qp, bool drain);
 void xiw_qp_error(struct xiw_qp *qp, enum ib_event_type ev);
+void xiw_qp_error_defer(struct xiw_qp *qp, enum ib_event_type ev);
 void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type);
 
 /* xiw_cm.c */
@@ -469,5 +474,6 @@ void xiw_rx_destroy(struct xiw_qp *qp);
 void xiw_rx_start(struct xiw_qp *qp);
 void xiw_rx_stop(struct xiw_qp *qp, bool drain);
 void xiw_rx_kick(struct xiw_qp *qp);
+void xiw_rx_data_ready(struct xiw_qp *qp, struct sock *sk);
 
 #endif /* XIW_H */

@@ -194,7 +194,11 @@ static void xiw_conn_stop_timer(struct xiw_conn *conn)
 		xiw_conn_put(conn);
 }
 
-/* Socket callbacks: softirq context, under the socket's callback lock. */
+/*
+ * Socket callbacks: softirq context (or the socket owner's release_sock()),
+ * under the socket's callback lock. xiw_sk_detach() takes that lock for
+ * writing, so once it returns no callback is running or can start.
+ */
 
 static struct xiw_conn *xiw_sk_conn(struct sock *sk)
 {
@@ -211,7 +215,7 @@ static void xiw_sk_data_ready(struct sock *sk)
 		if (conn->state == XIW_CONN_LISTEN)
 			xiw_conn_event(conn, XIW_EV_ACCEPT);
 		else if (conn->qp && READ_ONCE(conn->state) == XIW_CONN_RTS)
-			xiw_rx_kick(conn->qp);
+			xiw_rx_data_ready(conn->qp, sk);	/* parses here */
 		else
 			xiw_conn_event(conn, XIW_EV_DATA);
 	}

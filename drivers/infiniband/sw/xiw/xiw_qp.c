@@ -25,6 +25,7 @@
 		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 
 static void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state);
+static void xiw_qp_err_work(struct work_struct *work);
 
 static u32 xiw_ring_num(u32 wanted)
 {
@@ -63,6 +64,7 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	mutex_init(&qp->state_lock);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
+	INIT_WORK(&qp->err_work, xiw_qp_err_work);
 	qp->state = IB_QPS_RESET;
 	qp->scq = to_xcq(attr->send_cq);
 	qp->rcq = to_xcq(attr->recv_cq);
@@ -857,4 +859,30 @@ void xiw_qp_error(struct xiw_qp *qp, enum ib_event_type ev)
 	mutex_unlock(&qp->state_lock);
 	if (raise)
 		xiw_qp_event(qp, ev);
+}
+
+static void xiw_qp_err_work(struct work_struct *work)
+{
+	struct xiw_qp *qp = container_of(work, struct xiw_qp, err_work);
+
+	xiw_qp_error(qp, READ_ONCE(qp->err_ev));
+	clear_bit(0, &qp->err_pending);
+	xiw_qp_put(qp);		/* the queued work's reference */
+}
+
+/*
+ * xiw_qp_error() for the receive path, which runs in softirq or inside
+ * another thread's release_sock(): entering ERR takes the state mutex and
+ * the teardown it starts waits for the data path, so it is done from a
+ * work item. The first error's event is the one raised; the work holds a
+ * QP reference, so destroy_qp waits for it.
+ */
+void xiw_qp_error_defer(struct xiw_qp *qp, enum ib_event_type ev)
+{
+	if (test_and_set_bit(0, &qp->err_pending))
+		return;
+	WRITE_ONCE(qp->err_ev, ev);
+	xiw_qp_get(qp);
+	if (!queue_work(xiw_data_wq, &qp->err_work))
+		xiw_qp_put(qp);
 }

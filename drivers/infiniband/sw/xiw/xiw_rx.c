@@ -7,8 +7,8 @@
  * the payload, then padding and CRC. FPDU boundaries come from the MPA
  * length alone, however TCP cut the stream (MPA-24). Every header is
  * copied into rx->hdr and checked before anything is placed; payload is
- * received straight from the socket into the target pages (one copy)
- * and the CRC is computed over what was placed. With markers (RFC 5044
+ * copied straight from the socket's buffers into the target pages (one
+ * copy) and the CRC is computed over what was placed. With markers (RFC 5044
  * section 4.3) every read stops at the next marker position; the marker
  * is read aside, checked against the FPDU start the lengths gave, and
  * joins the CRC in stream order, so placement stays direct. A message
@@ -16,17 +16,36 @@
  * after its last FPDU's CRC matched. Any error: one Terminate (sent by
  * xiw_tx.c), nothing placed or delivered afterwards (DDP-09), the QP to
  * ERR.
+ *
+ * Where it runs: the parser is a tcp_read_sock() actor fed the socket's
+ * buffers (skb, offset, length) in stream order. It runs from the
+ * socket's data_ready callback, in softirq with the socket spinlock held
+ * (or in the thread that owns the socket, from release_sock()'s backlog
+ * processing), and in process context from rx->work under lock_sock():
+ * for data that arrived before the callbacks were ours, when a run's
+ * budget ran out, and for the drain at a graceful close. Either way the
+ * socket's lock is held, and lock_sock() owners exclude the softirq path
+ * (TCP puts packets on the backlog then), so runs never overlap and rx
+ * needs no lock of its own. Nothing here sleeps: a fatal error that needs
+ * the QP's state mutex is handed to a work item (xiw_qp_error_defer()).
  */
 #include <linux/crc32c.h>
 #include <linux/highmem.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 
 #include "xiw.h"
 
 #define XIW_RX_BVECS	32
 #define XIW_RX_STEPS	768	/* parse steps per run before yielding */
+/*
+ * Bytes per run before yielding: a softirq run takes at most this much
+ * off one QP's socket, then the rest goes to the work item, so a QP with
+ * a deep receive queue does not hold up the others on this CPU.
+ */
+#define XIW_RX_BYTES	(512 * 1024)
 
 enum xiw_rx_phase {
 	XIW_RX_HDR,
@@ -49,6 +68,21 @@ struct xiw_rx {
 	bool started;
 	bool dead;		/* an error was found: read nothing more */
 	bool first_seen;	/* a valid FPDU arrived */
+
+	/* The slice of socket buffer the actor was given, and the budget */
+	struct sk_buff *skb;
+	u32 skb_off, skb_left;
+	u32 steps, bytes;	/* left in this run */
+
+	/*
+	 * The target pieces of the payload not yet placed, mapped once per
+	 * FPDU (or per stretch between markers) and used up over as many
+	 * skb slices as it takes: mapping walks the MR's page list, which
+	 * for a large user MR costs far more than a slice's copy.
+	 */
+	u32 bv_n;
+	u32 bv_len, bv_done;	/* bytes mapped, bytes placed of those */
+	struct xiw_mr *bv_mr;	/* referenced for the mapping, or NULL */
 
 	enum xiw_rx_phase phase;
 	u8 hdr[IWARP_MAX_HDR];
@@ -116,18 +150,31 @@ static void xiw_rx_put_mr(struct xiw_rx *rx)
 	rx->mr = NULL;
 }
 
+/* Forget the payload mapping (see struct xiw_rx). */
+static void xiw_rx_unmap(struct xiw_rx *rx)
+{
+	if (rx->bv_mr)
+		xiw_mr_put(rx->bv_mr);
+	rx->bv_mr = NULL;
+	rx->bv_n = 0;
+	rx->bv_len = 0;
+	rx->bv_done = 0;
+}
+
 void xiw_rx_destroy(struct xiw_qp *qp)
 {
 	struct xiw_rx *rx = qp->rx;
 
 	if (!rx)
 		return;
+	xiw_rx_unmap(rx);
 	xiw_rx_put_mr(rx);
 	xiw_rx_put_rq_mrs(rx);
 	kfree(rx);
 	qp->rx = NULL;
 }
 
+/* Have rx->work run a pass in process context (see xiw_rx_work()). */
 void xiw_rx_kick(struct xiw_qp *qp)
 {
 	struct xiw_rx *rx = qp->rx;
@@ -552,7 +599,7 @@ static void xiw_rx_header(struct xiw_rx *rx)
 		if (rx->data_len > sizeof(rx->scratch)) {
 			/* Longer than any Terminate: just tear down. */
 			rx->dead = true;
-			xiw_qp_error(qp, IB_EVENT_QP_FATAL);
+			xiw_qp_error_defer(qp, IB_EVENT_QP_FATAL);
 			return;
 		}
 		rx->tgt = XIW_TGT_TERM;
@@ -652,46 +699,101 @@ static u32 xiw_rx_limit(struct xiw_rx *rx, u32 want)
 	return min(want, xiw_mpa_to_marker(rx->rpos));
 }
 
-/* Receive payload into the target. Returns bytes, 0 = EOF, -errno. */
+/* The actor's slice is used up: the next bytes come in a later call. */
+static void xiw_rx_consumed(struct xiw_rx *rx, u32 n)
+{
+	rx->skb_off += n;
+	rx->skb_left -= n;
+	rx->bytes -= min(rx->bytes, n);
+}
+
+/* CRC32c over len placed bytes of the mapping, from byte 'from' of it. */
+static void xiw_rx_crc_mapped(struct xiw_rx *rx, u32 from, u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < rx->bv_n && len; i++) {
+		struct bio_vec v = rx->bv[i];
+
+		if (from >= v.bv_len) {
+			from -= v.bv_len;
+			continue;
+		}
+		v.bv_offset += from;
+		v.bv_len = min(len, v.bv_len - from);
+		rx->crc = xiw_mpa_crc_bvec(rx->crc, &v, v.bv_len);
+		len -= v.bv_len;
+		from = 0;
+	}
+}
+
+/*
+ * Place payload into the target, straight from the socket buffer (the
+ * one copy). Returns bytes placed, -EAGAIN when the slice is used up,
+ * -EIO after raising an error.
+ */
 static int xiw_rx_data(struct xiw_rx *rx)
 {
 	struct xiw_qp *qp = rx->qp;
-	struct msghdr mh = {};
-	struct xiw_mr *held = NULL;
-	u32 want = xiw_rx_limit(rx, rx->data_len - rx->data_got);
-	size_t cap = 0;
+	struct iov_iter it;
+	u32 len;
 	int n, i, rv;
 
-	n = xiw_rx_target(rx, want, &held);
-	if (n < 0) {
-		/* Our own sink or receive buffer vanished: a local error. */
-		xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
+	if (!rx->skb_left)
+		return -EAGAIN;
+	if (rx->bv_done == rx->bv_len) {
+		u32 want = xiw_rx_limit(rx, rx->data_len - rx->data_got);
+		size_t cap = 0;
+
+		xiw_rx_unmap(rx);
+		n = xiw_rx_target(rx, want, &rx->bv_mr);
+		if (n < 0) {
+			/* Our own sink or receive buffer vanished. */
+			xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
+			return -EIO;
+		}
+		for (i = 0; i < n; i++)
+			cap += rx->bv[i].bv_len;
+		rx->bv_n = n;
+		rx->bv_len = min_t(size_t, cap, want);
+	}
+	len = min(rx->bv_len - rx->bv_done, rx->skb_left);
+	iov_iter_bvec(&it, ITER_DEST, rx->bv, rx->bv_n, rx->bv_len);
+	iov_iter_advance(&it, rx->bv_done);
+	rv = skb_copy_datagram_iter(rx->skb, rx->skb_off, &it, len);
+	if (rv) {
+		/* The slice TCP handed us is shorter than it said. */
+		rx->dead = true;
 		return -EIO;
 	}
-	for (i = 0; i < n; i++)
-		cap += rx->bv[i].bv_len;
-	iov_iter_bvec(&mh.msg_iter, ITER_DEST, rx->bv, n,
-		      min_t(size_t, cap, want));
-	rv = sock_recvmsg(qp->wire.sock, &mh, MSG_DONTWAIT);
-	if (rv > 0 && qp->wire.mpa.crc)
-		rx->crc = xiw_mpa_crc_bvec(rx->crc, rx->bv, rv);
-	if (held)
-		xiw_mr_put(held);
-	return rv;
+	if (qp->wire.mpa.crc)
+		xiw_rx_crc_mapped(rx, rx->bv_done, len);
+	rx->bv_done += len;
+	/* The last byte placed: the MR held for the mapping may go. */
+	if (rx->bv_done == rx->bv_len)
+		xiw_rx_unmap(rx);
+	xiw_rx_consumed(rx, len);
+	return len;
 }
 
-/* Receive up to len bytes into buf; with crc, CRC what came. */
+/*
+ * Copy up to len bytes of the slice into buf (headers, trailer, markers:
+ * small, copied aside to be checked); with crc, CRC them. Returns bytes,
+ * or -EAGAIN when the slice is used up.
+ */
 static int xiw_rx_recv(struct xiw_rx *rx, void *buf, u32 len, bool crc)
 {
-	struct kvec kv = { .iov_base = buf, .iov_len = len };
-	struct msghdr mh = {};
-	int rv;
-
-	rv = kernel_recvmsg(rx->qp->wire.sock, &mh, &kv, 1, len,
-			    MSG_DONTWAIT);
-	if (rv > 0 && crc && rx->qp->wire.mpa.crc)
-		rx->crc = crc32c(rx->crc, buf, rv);
-	return rv;
+	len = min(len, rx->skb_left);
+	if (!len)
+		return -EAGAIN;
+	if (skb_copy_bits(rx->skb, rx->skb_off, buf, len)) {
+		rx->dead = true;
+		return -EIO;
+	}
+	if (crc && rx->qp->wire.mpa.crc)
+		rx->crc = crc32c(rx->crc, buf, len);
+	xiw_rx_consumed(rx, len);
+	return len;
 }
 
 /* FPDU bytes: as xiw_rx_recv(), stopping at the next marker. */
@@ -719,10 +821,8 @@ static bool xiw_rx_marker(struct xiw_rx *rx)
 	rv = xiw_rx_recv(rx, rx->mrk + rx->mrk_got,
 			 MPA_MARKER_LEN - rx->mrk_got, true);
 	if (rv <= 0) {
-		if (rv != -EAGAIN) {
-			/* EOF or socket error: the CM sees the TCP state. */
-			rx->dead = true;
-		}
+		if (rv != -EAGAIN)
+			rx->dead = true;	/* xiw_rx_recv() failed */
 		return false;
 	}
 	rx->rpos += rv;
@@ -768,7 +868,8 @@ static void xiw_rx_terminate(struct xiw_rx *rx)
 	spin_unlock_bh(&w->lock);
 	if (idx != U32_MAX)
 		xiw_sq_done(qp, idx, IB_WC_REM_ACCESS_ERR);
-	xiw_qp_error(qp, prot ? IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
+	xiw_qp_error_defer(qp, prot ? IB_EVENT_QP_ACCESS_ERR :
+			   IB_EVENT_QP_FATAL);
 }
 
 /* A whole FPDU arrived with a good CRC: deliver what it ends. */
@@ -848,7 +949,7 @@ static void xiw_rx_segment_done(struct xiw_rx *rx)
 			if (inv && xiw_mr_invalidate(qp->xdev, qp->ibqp.pd,
 						     inv_stag, false)) {
 				xiw_sq_done(qp, idx, IB_WC_LOC_PROT_ERR);
-				xiw_qp_error(qp, IB_EVENT_QP_FATAL);
+				xiw_qp_error_defer(qp, IB_EVENT_QP_FATAL);
 				return;
 			}
 			if (idx != U32_MAX)
@@ -1009,27 +1110,98 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 
 sock_end:
 	if (rv == -EAGAIN)
-		return false;
-	/* EOF or socket error: the CM sees the TCP state change. */
-	ibdev_dbg(qp->ibqp.device, "qp %u: socket end %d\n", qp->ibqp.qp_num,
-		  rv);
+		return false;	/* the slice is used up */
+	ibdev_dbg(qp->ibqp.device, "qp %u: socket buffer copy %d\n",
+		  qp->ibqp.qp_num, rv);
 	rx->dead = true;
 	return false;
 }
 
+/*
+ * The tcp_read_sock() actor: parse and place the skb's bytes [off, off +
+ * len). tcp_read_sock() (net/ipv4/tcp.c) stops when the actor returns 0
+ * or less, calls it again with the rest of the skb when it used only
+ * part, and goes on to the next skb while desc->count is not zero; it
+ * warns if the actor claims more than len. So to stop early (error,
+ * budget) we clear desc->count and return what we used: the call for the
+ * rest of the skb then returns 0 and ends the read.
+ */
+static int xiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
+			unsigned int off, size_t len)
+{
+	struct xiw_rx *rx = desc->arg.data;
+	u32 given = min_t(size_t, len, U32_MAX);
+
+	if (!desc->count)
+		return 0;
+	rx->skb = skb;
+	rx->skb_off = off;
+	rx->skb_left = given;
+	while (!rx->dead && rx->skb_left && rx->steps && rx->bytes) {
+		rx->steps--;
+		if (!xiw_rx_step(rx))
+			break;
+	}
+	if (rx->dead || !rx->steps || !rx->bytes)
+		desc->count = 0;
+	rx->skb = NULL;
+	return given - rx->skb_left;
+}
+
+/*
+ * One run over what the socket holds, with the socket's lock held in
+ * either form (see the top of this file). Returns true when the budget
+ * ran out with the stream still readable: the caller kicks rx->work.
+ */
+static bool xiw_rx_read(struct xiw_rx *rx, struct sock *sk)
+{
+	read_descriptor_t desc = { .arg.data = rx, .count = 1 };
+
+	rx->steps = XIW_RX_STEPS;
+	rx->bytes = XIW_RX_BYTES;
+	tcp_read_sock(sk, &desc, xiw_rx_actor);
+	return !rx->dead && (!rx->steps || !rx->bytes);
+}
+
+/*
+ * From the socket's data_ready callback, under sk_callback_lock: parse
+ * right here (softirq, or the socket owner's release_sock()), the short
+ * path to a completion (issue 4).
+ */
+void xiw_rx_data_ready(struct xiw_qp *qp, struct sock *sk)
+{
+	struct xiw_rx *rx = qp->rx;
+
+	/* Acquire: pairs with xiw_rx_start()'s release of the fresh state. */
+	if (!rx || !smp_load_acquire(&rx->started) || rx->dead)
+		return;
+	if (xiw_rx_read(rx, sk))
+		xiw_rx_kick(qp);
+}
+
+/*
+ * Process context: what came before the callbacks were ours, or after a
+ * run's budget ran out. lock_sock() makes us the socket's owner: TCP then
+ * queues arriving packets on the backlog instead of calling data_ready,
+ * and release_sock() runs them (and data_ready) after our read, so the
+ * softirq path and this one never run at once.
+ */
 static void xiw_rx_work(struct work_struct *work)
 {
 	struct xiw_rx *rx = container_of(work, struct xiw_rx, work);
-	int budget = XIW_RX_STEPS;
+	struct sock *sk;
+	bool more;
 
-	while (!rx->dead && READ_ONCE(rx->started)) {
-		if (!xiw_rx_step(rx))
-			return;
-		if (!--budget) {
-			xiw_rx_kick(rx->qp);
-			return;
-		}
-	}
+	/* Acquire: as in xiw_rx_data_ready(). */
+	if (!smp_load_acquire(&rx->started))
+		return;
+	/* xiw_rx_stop() cancels us before the socket goes. */
+	sk = rx->qp->wire.sock->sk;
+	lock_sock(sk);
+	more = !rx->dead && xiw_rx_read(rx, sk);
+	release_sock(sk);
+	if (more)
+		xiw_rx_kick(rx->qp);
 }
 
 void xiw_rx_start(struct xiw_qp *qp)
@@ -1037,6 +1209,7 @@ void xiw_rx_start(struct xiw_qp *qp)
 	struct xiw_rx *rx = qp->rx;
 	int i;
 
+	xiw_rx_unmap(rx);
 	xiw_rx_put_mr(rx);
 	xiw_rx_put_rq_mrs(rx);
 	rx->rq_active = false;
@@ -1050,24 +1223,36 @@ void xiw_rx_start(struct xiw_qp *qp)
 	for (i = 0; i < DDP_NUM_QN; i++)
 		rx->msn[i] = 1;
 	INIT_WORK(&rx->work, xiw_rx_work);
-	WRITE_ONCE(rx->started, true);
+	/* Release: the state above is complete before a run can see it. */
+	smp_store_release(&rx->started, true);
 }
 
 /*
  * Stop receiving. With drain (a graceful close: the peer's FIN follows
  * its last FPDU in the stream) first take in whatever the socket still
  * holds, so nothing the peer sent before closing is lost.
+ *
+ * The CM calls this after xiw_sk_detach(): taking sk_callback_lock for
+ * writing waited out any data_ready run and none can start now, and the
+ * work is cancelled below, so the drain is the only reader left.
  */
 void xiw_rx_stop(struct xiw_qp *qp, bool drain)
 {
 	struct xiw_rx *rx = qp->rx;
+	struct sock *sk = qp->wire.sock ? qp->wire.sock->sk : NULL;
+	bool more = drain && sk;
 
 	if (!rx->started)
 		return;
 	WRITE_ONCE(rx->started, false);
 	cancel_work_sync(&rx->work);
-	while (drain && !rx->dead && xiw_rx_step(rx))
+	while (more && !rx->dead) {
+		lock_sock(sk);
+		more = xiw_rx_read(rx, sk);
+		release_sock(sk);
 		cond_resched();
+	}
+	xiw_rx_unmap(rx);
 	xiw_rx_put_mr(rx);
 	/* A WQE taken from an SRQ belongs to this QP: flush it. */
 	if (rx->rq_active && qp->srq)
