@@ -241,7 +241,11 @@ struct xiw_qp {
 	/* A fatal error found where state_lock cannot be taken */
 	struct work_struct err_work;
 	unsigned long err_pending;	/* bit 0: err_work queued */
-	enum ib_event_type err_ev;	/* the event it raises */
+	/*
+	 * The event of the first error found since RTS, if it was deferred
+	 * (XIW_NO_EVENT: none): raised whoever moves the QP to ERR first.
+	 */
+	int err_ev;
 	struct xiw_wire wire;
 	struct xiw_tx *tx;
 	struct xiw_rx *rx;
@@ -436,6 +440,8 @@ void xiw_qp_stop_wire(struct xiw_qp *qp, bool drain);
 void xiw_qp_error(struct xiw_qp *qp, enum ib_event_type ev);
 void xiw_qp_error_defer(struct xiw_qp *qp, enum ib_event_type ev);
 void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type);
+
+#define XIW_NO_EVENT	(-1)
 
 /* xiw_cm.c */
 extern const struct ib_device_ops xiw_cm_ops;

@@ -65,6 +65,7 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	INIT_WORK(&qp->err_work, xiw_qp_err_work);
+	qp->err_ev = XIW_NO_EVENT;
 	qp->state = IB_QPS_RESET;
 	qp->scq = to_xcq(attr->send_cq);
 	qp->rcq = to_xcq(attr->recv_cq);
@@ -739,6 +740,7 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr)
 {
 	struct xiw_qp *qp = to_xqp(ibqp);
+	unsigned long irqflags;
 
 	if (qp->kernel)
 		return xiw_post_recv_kernel(qp, wr, bad_wr);
@@ -746,10 +748,10 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	spin_lock_bh(&qp->rq_lock);
+	spin_lock_irqsave(&qp->rq_lock, irqflags);
 	if (qp->state == IB_QPS_ERR)
 		xiw_rq_drain(qp, true);
-	spin_unlock_bh(&qp->rq_lock);
+	spin_unlock_irqrestore(&qp->rq_lock, irqflags);
 	return 0;
 }
 
@@ -799,6 +801,7 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	qp->conn = conn;
 	xiw_rx_start(qp);
 	xiw_tx_start(qp);
+	WRITE_ONCE(qp->err_ev, XIW_NO_EVENT);
 	xiw_qp_set_state(qp, IB_QPS_RTS);
 	xiw_tx_kick(qp);
 out:
@@ -848,8 +851,17 @@ void xiw_qp_conn_lost(struct xiw_qp *qp, struct xiw_conn *conn)
 void xiw_qp_error(struct xiw_qp *qp, enum ib_event_type ev)
 {
 	bool raise = false;
+	int first;
 
 	mutex_lock(&qp->state_lock);
+	/*
+	 * An error the receive path found first, still on its way through
+	 * err_work, names the event: say a Terminate reporting a protection
+	 * error arrived and the reset that followed it then failed a send.
+	 */
+	first = READ_ONCE(qp->err_ev);
+	if (first != XIW_NO_EVENT)
+		ev = first;
 	ibdev_dbg(qp->ibqp.device, "qp %u: error in state %d\n",
 		  qp->ibqp.qp_num, qp->state);
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) {
@@ -865,7 +877,7 @@ static void xiw_qp_err_work(struct work_struct *work)
 {
 	struct xiw_qp *qp = container_of(work, struct xiw_qp, err_work);
 
-	xiw_qp_error(qp, READ_ONCE(qp->err_ev));
+	xiw_qp_error(qp, IB_EVENT_QP_FATAL);	/* err_ev names the event */
 	clear_bit(0, &qp->err_pending);
 	xiw_qp_put(qp);		/* the queued work's reference */
 }
@@ -879,9 +891,10 @@ static void xiw_qp_err_work(struct work_struct *work)
  */
 void xiw_qp_error_defer(struct xiw_qp *qp, enum ib_event_type ev)
 {
+	/* Only the first error since RTS names the event. */
+	cmpxchg(&qp->err_ev, XIW_NO_EVENT, (int)ev);
 	if (test_and_set_bit(0, &qp->err_pending))
 		return;
-	WRITE_ONCE(qp->err_ev, ev);
 	xiw_qp_get(qp);
 	if (!queue_work(xiw_data_wq, &qp->err_work))
 		xiw_qp_put(qp);

@@ -229,6 +229,7 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 {
 	struct xiw_qp *qp = rx->qp;
 	struct xiw_rqe *slot;
+	unsigned long irqflags;
 	u64 total = 0;
 	int i;
 
@@ -236,11 +237,11 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 		struct xiw_srq *srq = qp->srq;
 		bool event = false;
 
-		spin_lock_bh(&srq->lock);
+		spin_lock_irqsave(&srq->lock, irqflags);
 		slot = xiw_ring_slot(&srq->ring, srq->ring.cons);
 		/* Acquire: pairs with the producer's release of the slot. */
 		if (!(smp_load_acquire(&slot->flags) & XIW_SLOT_VALID)) {
-			spin_unlock_bh(&srq->lock);
+			spin_unlock_irqrestore(&srq->lock, irqflags);
 			return -ENOBUFS;
 		}
 		memcpy(&rx->rqe, slot, sizeof(rx->rqe));
@@ -261,7 +262,7 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 				event = true;
 			}
 		}
-		spin_unlock_bh(&srq->lock);
+		spin_unlock_irqrestore(&srq->lock, irqflags);
 		if (event && srq->ibsrq.event_handler) {
 			struct ib_event ev = {
 				.device = srq->ibsrq.device,
@@ -272,17 +273,17 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 			srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 		}
 	} else {
-		spin_lock_bh(&qp->rq_lock);
+		spin_lock_irqsave(&qp->rq_lock, irqflags);
 		slot = xiw_ring_slot(&qp->rq, qp->rq.cons);
 		if (qp->state == IB_QPS_ERR ||
 		    /* Acquire: pairs with the producer's release. */
 		    !(smp_load_acquire(&slot->flags) & XIW_SLOT_VALID)) {
-			spin_unlock_bh(&qp->rq_lock);
+			spin_unlock_irqrestore(&qp->rq_lock, irqflags);
 			return -ENOBUFS;
 		}
 		/* The slot stays ours until the Send completes. */
 		memcpy(&rx->rqe, slot, sizeof(rx->rqe));
-		spin_unlock_bh(&qp->rq_lock);
+		spin_unlock_irqrestore(&qp->rq_lock, irqflags);
 	}
 	rx->rq_active = true;
 	rx->msg_got = 0;
@@ -346,6 +347,7 @@ static void xiw_rx_complete_rqe(struct xiw_rx *rx, u8 opcode, u8 status,
 		.flags = flags,
 		.ex = rx->inval,
 	};
+	unsigned long irqflags;
 
 	if (!rx->rq_active)
 		return;
@@ -355,7 +357,7 @@ static void xiw_rx_complete_rqe(struct xiw_rx *rx, u8 opcode, u8 status,
 		xiw_cq_add(qp->rcq, &cqe);
 		return;
 	}
-	spin_lock_bh(&qp->rq_lock);
+	spin_lock_irqsave(&qp->rq_lock, irqflags);
 	/* In ERR the flush has completed this WQE already. */
 	if (qp->state != IB_QPS_ERR) {
 		struct xiw_rqe *slot = xiw_ring_slot(&qp->rq, qp->rq.cons);
@@ -365,7 +367,7 @@ static void xiw_rx_complete_rqe(struct xiw_rx *rx, u8 opcode, u8 status,
 		qp->rq.cons++;
 		xiw_cq_add(qp->rcq, &cqe);
 	}
-	spin_unlock_bh(&qp->rq_lock);
+	spin_unlock_irqrestore(&qp->rq_lock, irqflags);
 }
 
 /* Check an untagged Send segment and find its buffer (DDP-07). */

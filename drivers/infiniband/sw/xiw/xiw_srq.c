@@ -60,6 +60,7 @@ int xiw_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		   enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct xiw_srq *srq = to_xsrq(ibsrq);
+	unsigned long irqflags;
 
 	if (mask & IB_SRQ_MAX_WR)
 		return -EOPNOTSUPP;
@@ -69,21 +70,22 @@ int xiw_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		return 0;
 	if (attr->srq_limit > srq->ring.num)
 		return -EINVAL;
-	spin_lock_bh(&srq->lock);
+	spin_lock_irqsave(&srq->lock, irqflags);
 	srq->limit = attr->srq_limit;
-	spin_unlock_bh(&srq->lock);
+	spin_unlock_irqrestore(&srq->lock, irqflags);
 	return 0;
 }
 
 int xiw_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct xiw_srq *srq = to_xsrq(ibsrq);
+	unsigned long irqflags;
 
 	attr->max_wr = srq->ring.num;
 	attr->max_sge = srq->max_sge;
-	spin_lock_bh(&srq->lock);
+	spin_lock_irqsave(&srq->lock, irqflags);
 	attr->srq_limit = srq->limit;
-	spin_unlock_bh(&srq->lock);
+	spin_unlock_irqrestore(&srq->lock, irqflags);
 	return 0;
 }
 
