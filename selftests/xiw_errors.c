@@ -630,15 +630,7 @@ TEST_F(conn, local_sge_out_of_mr)
 /* One port counter of the (only) device; -1 if unreadable. */
 static long long xe_ctr(struct xe_conn *x, const char *name)
 {
-	char p[256], buf[64];
-
-	/* The core refreshes hw_counters at most every 10 ms. */
-	usleep(25000);
-	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-		 x->link.ibdev, name);
-	if (read_text(p, buf, sizeof(buf)) <= 0)
-		return -1;
-	return atoll(buf);
+	return xr_port_counter(x->link.ibdev, name);
 }
 
 /*

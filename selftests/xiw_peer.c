@@ -519,15 +519,7 @@ TEST_F_TIMEOUT(peer, immdt_not_8_bytes, 60)
 /* One port counter of the listener's device; -1 if unreadable. */
 static long long xp_counter(FIXTURE_DATA(peer) *self, const char *name)
 {
-	char p[256], buf[64];
-
-	/* The core refreshes hw_counters at most every 10 ms. */
-	usleep(25000);
-	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-		 self->link.ibdev, name);
-	if (read_text(p, buf, sizeof(buf)) <= 0)
-		return -1;
-	return atoll(buf);
+	return xr_port_counter(self->link.ibdev, name);
 }
 
 /* Lines of the peer's output that start with prefix. */

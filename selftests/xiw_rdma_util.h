@@ -143,6 +143,23 @@ static void __attribute__((unused)) xr_link_purge(void)
 	   " ip link set lo mtu 65536' >/dev/null 2>&1", l.ibdev, l.netdev);
 }
 
+/*
+ * One port counter of ibdev (counters.rst); -1 if unreadable. Waits 25 ms
+ * first: the core refreshes hw_counters at most every 10 ms.
+ */
+static long long __attribute__((unused))
+xr_port_counter(const char *ibdev, const char *name)
+{
+	char p[256], buf[64];
+
+	usleep(25000);
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 ibdev, name);
+	if (read_text(p, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}
+
 static bool xr_netdev_ok(const char *netdev)
 {
 	char p[128], buf[32];
