@@ -1025,10 +1025,14 @@ int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	if (rv)
 		goto fail_rts;
 	xiw_cm_upcall(conn, cm_id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	/*
+	 * Anything that arrived meanwhile is the data path's now. Kicked
+	 * under conn->lock: once it is dropped the connection may end and
+	 * take the QP's wire down.
+	 */
+	xiw_rx_kick(to_xqp(ibqp));
 	mutex_unlock(&conn->lock);
 	xiw_conn_put(conn);	/* the CONNECT_REQUEST's reference */
-	/* Anything that arrived meanwhile is the data path's now. */
-	xiw_rx_kick(to_xqp(ibqp));
 	return 0;
 
 fail_rts:
