@@ -50,6 +50,7 @@ static int xb_alloc(struct __test_metadata *_metadata, struct xb_bufs *b,
 		return -1;
 	}
 	xr_fill(b->src, XB_LEN, seed);
+	memset(b->dst, 0, XB_LEN);	/* nothing stale can pass the check */
 	return 0;
 }
 
@@ -88,13 +89,14 @@ xb_write(struct __test_metadata *_metadata, struct xr_side *c,
 		goto out;
 	g = (struct ibv_sge){ (uintptr_t)b.src, (uint32_t)XB_LEN, b.smr->lkey };
 	if (xr_recv(s, 1, 0, 8) ||
-	    xr_send_sgl(c, IBV_WR_RDMA_WRITE, 2, &g, 1, 0,
+	    xr_send_sgl(c, IBV_WR_RDMA_WRITE, 2, &g, 1, IBV_SEND_SIGNALED,
 			(uintptr_t)b.dst, b.dmr->rkey) ||
 	    xr_post(c, IBV_WR_SEND, 3, 0, 8, 0, NULL, 0)) {
 		TH_LOG("post: %s", strerror(errno));
 		goto out;
 	}
 	if (xb_one_wc(_metadata, s, 1, IBV_WC_RECV, &wc) ||
+	    xb_one_wc(_metadata, c, 2, IBV_WC_RDMA_WRITE, &wc) ||
 	    xb_one_wc(_metadata, c, 3, IBV_WC_SEND, &wc))
 		goto out;
 	TH_LOG("64 MiB Write + Send: %lld ms", now_ms() - t);

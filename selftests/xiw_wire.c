@@ -41,6 +41,7 @@
 
 #include "kselftest_harness.h"
 #include "xiw_wire_checks.h"
+#include "xiw_bulk.h"
 
 /* The parameters and their documented defaults (admin-guide.rst). */
 static const struct { const char *name, *def; } xw_params[] = {
@@ -281,171 +282,26 @@ TEST_F_TIMEOUT(mpa, zero_length, XW_TIMEOUT)
 	xw_zero_length(_metadata, self->c, self->s, self->seed);
 }
 
-#define XW_BULK		(64UL << 20)
-
-/*
- * xr_fill()'s pattern a word at a time, and its check: under TCG the byte
- * loop costs seconds per 64 MiB. Each word of the pattern is the product
- * xr_fill() takes its eight bytes from, lowest first, so stored
- * little-endian it is the same bytes (bulk_64m compares the two).
- */
-static void xw_fill64(uint8_t *buf, size_t len, uint64_t seed)
-{
-	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1, w;
-	size_t i;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		x ^= x >> 12;
-		x ^= x << 25;
-		x ^= x >> 27;
-		w = htole64(x * 0x2545f4914f6cdd1dULL);
-		memcpy(buf + i, &w, 8);
-	}
-}
-
-/* -1 when buf holds the pattern, else the first wrong byte's offset. */
-static long xw_check64(const uint8_t *buf, size_t len, uint64_t seed)
-{
-	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1, w;
-	size_t i;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		x ^= x >> 12;
-		x ^= x << 25;
-		x ^= x >> 27;
-		w = htole64(x * 0x2545f4914f6cdd1dULL);
-		if (memcmp(buf + i, &w, 8))
-			return xr_check(buf, len, seed);
-	}
-	return -1;
-}
-
-/* One successful completion of wr_id id and opcode op on side's CQ. */
-static const char *xw_bulk_wc(struct xr_side *side, uint64_t id,
-			      enum ibv_wc_opcode op, uint32_t len)
-{
-	static char err[200];
-	struct ibv_wc wc;
-
-	if (xr_poll(side->cq, &wc, 1, 6 * XR_WAIT_MS) != 1) {
-		snprintf(err, sizeof(err), "no completion for wr_id %#llx in %d ms",
-			 (unsigned long long)id, 6 * XR_WAIT_MS);
-		return err;
-	}
-	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != id || wc.opcode != op ||
-	    (len && wc.byte_len != len)) {
-		snprintf(err, sizeof(err), "wr_id %#llx: %s",
-			 (unsigned long long)id, xr_wc_str(&wc));
-		return err;
-	}
-	return NULL;
-}
-
-/* The two 64 MiB buffers: a on the initiator c, b on the responder s. */
-struct xw_big {
-	uint8_t *a, *b;
-	struct ibv_mr *ma, *mb;
-};
-
-/*
- * One 64 MiB transfer: c Writes a into b and Sends 8 bytes behind it
- * (ORD-*: b is then defined), or c Sends a into one receive on b, or c
- * Reads b into a. The source holds xr_fill()'s pseudo-random pattern
- * (a segment placed at the wrong offset, lost or repeated shows as wrong
- * bytes, unlike zeros or a counter that a shifted copy may match), the
- * sink is cleared first, and all 64 MiB are checked.
- */
-static const char *xw_big(struct __test_metadata *_metadata,
-			  struct xr_side *c, struct xr_side *s,
-			  struct xw_big *m, int op, uint64_t seed)
-{
-	struct ibv_sge ga = { (uintptr_t)m->a, (uint32_t)XW_BULK, m->ma->lkey };
-	struct ibv_sge gb = { (uintptr_t)m->b, (uint32_t)XW_BULK, m->mb->lkey };
-	uint8_t *src = op == XW_BIG_READ ? m->b : m->a;
-	uint8_t *sink = op == XW_BIG_READ ? m->a : m->b;
-	const char *err, *what;
-	static char e[400];
-	long long t;
-	long bad;
-
-	xw_fill64(src, XW_BULK, seed);
-	memset(sink, 0, XW_BULK);
-	t = now_ms();
-	if (op == XW_BIG_WRITE) {
-		what = "Write + Send";
-		if (xr_recv(s, 0x701, 0, 8) ||
-		    xr_send_sgl(c, IBV_WR_RDMA_WRITE, 0x702, &ga, 1,
-				IBV_SEND_SIGNALED, (uintptr_t)m->b, m->mb->rkey) ||
-		    xr_post(c, IBV_WR_SEND, 0x703, 0, 8, 0, NULL, 0))
-			return "posting the Write and the Send";
-		err = xw_bulk_wc(s, 0x701, IBV_WC_RECV, 8);
-		if (!err)
-			err = xw_bulk_wc(c, 0x702, IBV_WC_RDMA_WRITE, 0);
-		if (!err)
-			err = xw_bulk_wc(c, 0x703, IBV_WC_SEND, 0);
-	} else if (op == XW_BIG_SEND) {
-		what = "Send";
-		if (xr_recv_sgl(s, 0x704, &gb, 1) ||
-		    xr_send_sgl(c, IBV_WR_SEND, 0x705, &ga, 1,
-				IBV_SEND_SIGNALED, 0, 0))
-			return "posting the Send";
-		err = xw_bulk_wc(s, 0x704, IBV_WC_RECV, (uint32_t)XW_BULK);
-		if (!err)
-			err = xw_bulk_wc(c, 0x705, IBV_WC_SEND, 0);
-	} else {
-		what = "Read";
-		if (xr_send_sgl(c, IBV_WR_RDMA_READ, 0x706, &ga, 1,
-				IBV_SEND_SIGNALED, (uintptr_t)m->b, m->mb->rkey))
-			return "posting the Read";
-		err = xw_bulk_wc(c, 0x706, IBV_WC_RDMA_READ, 0);
-	}
-	if (err)
-		return err;
-	TH_LOG("64 MiB %s: %lld ms", what, now_ms() - t);
-	bad = xw_check64(sink, XW_BULK, seed);
-	if (bad < 0)
-		return NULL;
-	snprintf(e, sizeof(e), "%s: first wrong byte at %ld of %lu: %s", what,
-		 bad, XW_BULK, xw_diagnose(sink, XW_BULK, seed, bad));
-	return e;
-}
-
 /*
  * 64 MiB through the variant's MPA set-up, with the operation(s) of its
- * big field: across the variants each of Write, Send and Read meets CRC
- * on and off, markers on and off and both revisions, one 64 MiB transfer
- * per variant (two in one), which keeps the test to about 4 minutes
- * under TCG (testing.rst). No capture: xw_wire checks the framing.
+ * big field (xiw_bulk.h: the source holds xr_fill()'s pattern, the sink
+ * is cleared first, all 64 MiB are checked): across the variants each of
+ * Write, Send and Read meets CRC on and off, markers on and off and both
+ * revisions, one 64 MiB transfer per variant (two in one), which keeps
+ * the test to about 4 minutes under TCG (testing.rst). No capture:
+ * xw_wire checks the framing.
  */
 TEST_F_TIMEOUT(mpa, bulk_64m, 300)
 {
-	struct xw_big m = { 0 };
-	const char *err = "registering 2 x 64 MiB";
-	long long t = now_ms();
-	int op;
-
 	xm_cap_close(self->cap);
 	ASSERT_NE(0, variant->big);
-	m.ma = xr_reg(self->c->pd, XW_BULK, &m.a);
-	m.mb = xr_reg(self->s->pd, XW_BULK, &m.b);
-	if (m.ma && m.mb) {
-		/* The word-wise pattern is xr_fill()'s. */
-		xw_fill64(m.a, 4096, self->seed);
-		err = xr_check(m.a, 4096, self->seed) < 0 ? NULL :
-		      "xw_fill64 differs from xr_fill";
-	}
-	for (op = 1; !err && op <= XW_BIG_READ; op <<= 1)
-		if (variant->big & op)
-			err = xw_big(_metadata, self->c, self->s, &m, op,
-				     self->seed + (uint64_t)op);
-	if (m.ma)
-		ibv_dereg_mr(m.ma);
-	if (m.mb)
-		ibv_dereg_mr(m.mb);
-	free(m.a);
-	free(m.b);
-	TH_LOG("bulk_64m: %lld ms in all", now_ms() - t);
-	ASSERT_EQ(NULL, err) TH_LOG("%s", err);
+	if (variant->big & XW_BIG_WRITE)
+		xb_write(_metadata, self->c, self->s,
+			 self->seed + XW_BIG_WRITE);
+	if (variant->big & XW_BIG_SEND)
+		xb_send(_metadata, self->c, self->s, self->seed + XW_BIG_SEND);
+	if (variant->big & XW_BIG_READ)
+		xb_read(_metadata, self->c, self->s, self->seed + XW_BIG_READ);
 }
 
 /*
