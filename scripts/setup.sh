@@ -14,7 +14,7 @@ PACKAGES=(
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
 	qemu-system-x86 busybox-static cpio kmod iproute2
 	rdma-core ibverbs-providers libibverbs-dev librdmacm-dev
-	ibverbs-utils rdmacm-utils perftest qperf iperf3 nvme-cli
+	ibverbs-utils rdmacm-utils perftest qperf iperf3 nvme-cli ethtool
 	sparse clang-tidy libgtest-dev googletest
 )
 

@@ -34,7 +34,8 @@ static const char * const xc_names[] = {
 	"req_remote_invalid_request", "resp_cqe_error",
 	"resp_cqe_flush_error", "resp_local_length_error",
 	"resp_remote_access_errors",
-	"tx_fpdus", "tx_bytes", "rx_fpdus", "rx_bytes", "rx_crc_errors",
+	"tx_fpdus", "tx_bytes", "tx_zcopy_messages", "tx_zcopy_bytes",
+	"rx_fpdus", "rx_bytes", "rx_crc_errors",
 	"rx_marker_errors", "tx_terminate_rdmap", "tx_terminate_ddp",
 	"tx_terminate_llp", "rx_terminate_rdmap", "rx_terminate_ddp",
 	"rx_terminate_llp", "mpa_rejects_sent", "mpa_rejects_received",
@@ -47,12 +48,14 @@ enum {
 	REQ_CQE_ERROR, REQ_CQE_FLUSH_ERROR, REQ_REMOTE_ACCESS_ERRORS,
 	REQ_REMOTE_INVALID_REQUEST, RESP_CQE_ERROR, RESP_CQE_FLUSH_ERROR,
 	RESP_LOCAL_LENGTH_ERROR, RESP_REMOTE_ACCESS_ERRORS,
-	TX_FPDUS, TX_BYTES, RX_FPDUS, RX_BYTES, RX_CRC_ERRORS,
-	RX_MARKER_ERRORS, TX_TERMINATE_RDMAP, TX_TERMINATE_DDP,
-	TX_TERMINATE_LLP, RX_TERMINATE_RDMAP, RX_TERMINATE_DDP,
-	RX_TERMINATE_LLP, MPA_REJECTS_SENT, MPA_REJECTS_RECEIVED,
-	MPA_TIMEOUTS, CONN_ESTABLISHED, CONN_FAILED,
+	TX_FPDUS, TX_BYTES, TX_ZCOPY_MESSAGES, TX_ZCOPY_BYTES, RX_FPDUS,
+	RX_BYTES, RX_CRC_ERRORS, RX_MARKER_ERRORS, TX_TERMINATE_RDMAP,
+	TX_TERMINATE_DDP, TX_TERMINATE_LLP, RX_TERMINATE_RDMAP,
+	RX_TERMINATE_DDP, RX_TERMINATE_LLP, MPA_REJECTS_SENT,
+	MPA_REJECTS_RECEIVED, MPA_TIMEOUTS, CONN_ESTABLISHED, CONN_FAILED,
+	XC_COUNT
 };
+_Static_assert(XC_COUNT == XC_N, "xc_names and the index enum disagree");
 
 struct xc_snap {
 	long long v[XC_N];
@@ -332,6 +335,9 @@ TEST_F(ctr, write_moves_fpdu_and_byte_counters)
 	EXPECT_EQ(0, xc_delta(XC_CLI_DEV, &self->cs, RX_FPDUS));
 	EXPECT_EQ(0, xc_delta(XC_CLI_DEV, &self->cs, RX_BYTES));
 	EXPECT_EQ(0, xc_delta(XC_SRV_DEV, &self->ss, RX_CRC_ERRORS));
+	/* On lo the default tx_zcopy=1 copies (xiw_rdma tests zero-copy). */
+	EXPECT_EQ(0, xc_delta(XC_CLI_DEV, &self->cs, TX_ZCOPY_MESSAGES));
+	EXPECT_EQ(0, xc_delta(XC_CLI_DEV, &self->cs, TX_ZCOPY_BYTES));
 	if (_metadata->passed == 0) {
 		xc_log_moves(_metadata, XC_CLI_DEV, &self->cs);
 		xc_log_moves(_metadata, XC_SRV_DEV, &self->ss);

@@ -34,6 +34,8 @@ static const struct rdma_stat_desc xiw_counter_descs[XIW_CNT_NUM] = {
 	[XIW_CNT_RESP_REMOTE_ACCESS_ERRORS].name = "resp_remote_access_errors",
 	[XIW_CNT_TX_FPDUS].name = "tx_fpdus",
 	[XIW_CNT_TX_BYTES].name = "tx_bytes",
+	[XIW_CNT_TX_ZCOPY_MESSAGES].name = "tx_zcopy_messages",
+	[XIW_CNT_TX_ZCOPY_BYTES].name = "tx_zcopy_bytes",
 	[XIW_CNT_RX_FPDUS].name = "rx_fpdus",
 	[XIW_CNT_RX_BYTES].name = "rx_bytes",
 	[XIW_CNT_RX_CRC_ERRORS].name = "rx_crc_errors",
@@ -75,6 +77,15 @@ void xiw_count_tx_fpdu(struct xiw_qp *qp, u32 bytes)
 	xiw_count_add(qp->xdev, TX_BYTES, bytes);
 	xiw_qp_count(qp, TX_FPDUS);
 	xiw_qp_count_add(qp, TX_BYTES, bytes);
+}
+
+/* A message whose payload (bytes) goes to TCP zero-copy. */
+void xiw_count_tx_zcopy(struct xiw_qp *qp, u32 bytes)
+{
+	xiw_count(qp->xdev, TX_ZCOPY_MESSAGES);
+	xiw_count_add(qp->xdev, TX_ZCOPY_BYTES, bytes);
+	xiw_qp_count(qp, TX_ZCOPY_MESSAGES);
+	xiw_qp_count_add(qp, TX_ZCOPY_BYTES, bytes);
 }
 
 void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes)

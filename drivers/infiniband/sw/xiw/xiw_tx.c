@@ -7,9 +7,13 @@
  * other. It takes one message at a time and cuts it into FPDUs no
  * larger than the MULPDU of the current MSS (MPA-23), so each FPDU fits
  * a TCP segment (MPA-24 alignment), yet hands TCP a batch of them in one
- * sendmsg() so segmentation offload still builds large packets. The
- * CRC is computed over the pages the socket copies from. A full socket
- * ends the run; write_space kicks it again.
+ * sendmsg() so segmentation offload still builds large packets. A full
+ * socket ends the run; write_space kicks it again.
+ *
+ * Small messages are copied by TCP, the CRC computed over them just
+ * before (they are in cache). Large ones from user memory regions go
+ * zero-copy (see "Zero-copy transmit" below): the CRC pass is then the
+ * only time the CPU touches the payload.
  *
  * SQ slots stay owned by the kernel from consumption to completion, so
  * completions retire in posting order (ORD-*) even though a Read ends
@@ -17,9 +21,13 @@
  */
 #include <linux/crc32c.h>
 #include <linux/highmem.h>
+#include <linux/moduleparam.h>
 #include <linux/net.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
+#include <net/dst.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
@@ -38,6 +46,16 @@
 #define XIW_TX_HDR_ROOM		64	/* per FPDU: header, then trailer */
 #define XIW_TX_BUDGET		64	/* messages per run before yielding */
 
+static uint tx_zcopy = 1;
+module_param(tx_zcopy, uint, 0644);
+MODULE_PARM_DESC(tx_zcopy,
+		 "Zero-copy transmit of large messages from user memory: 0 off, 1 on routes that leave the host through a device with checksum offload (default), 2 on every route");
+
+static uint tx_zcopy_min = 16384;
+module_param(tx_zcopy_min, uint, 0644);
+MODULE_PARM_DESC(tx_zcopy_min,
+		 "Smallest message sent zero-copy, in bytes (default 16384)");
+
 enum xiw_src {
 	XIW_SRC_NONE,
 	XIW_SRC_INLINE,		/* tx->msg.inl */
@@ -50,6 +68,46 @@ enum xiw_fin {
 	XIW_FIN_IRQ,		/* retire the IRQ head */
 	XIW_FIN_TERM,		/* the Terminate: nothing follows */
 	XIW_FIN_IMMDT,		/* an Immediate Data message follows */
+};
+
+/*
+ * Zero-copy transmit
+ * ==================
+ * A message from user MRs of at least tx_zcopy_min bytes is handed to
+ * TCP by reference: the socket's MSG_ZEROCOPY machinery (a ubuf_info
+ * per message, struct xiw_zc) lets the skbs point at the registered
+ * pages, and calls back when the last skb lets go of them, that is once
+ * the peer acknowledged the data and no clone is left. Only then does
+ * the work request complete: the application may rewrite its buffer
+ * after the completion, and a retransmission must still carry the bytes
+ * the CRC was computed over. The stack itself copies where the pages
+ * would otherwise reach another socket of this host (loopback, veth:
+ * skb_orphan_frags_rx), so local peers stay correct too; on such routes
+ * the copy buys nothing, hence tx_zcopy=1 only uses it on routes out of
+ * the host, through a device that checksums (xiw_tx_route_zc()).
+ *
+ * Headers, trailers and markers of a zero-copy batch are in a page of
+ * their own (tx->zpage), which the skbs reference like the payload; it
+ * is reused once nothing else holds it.
+ *
+ * struct xiw_zc_ctx outlives the QP (skbs may stay in an orphaned socket
+ * after the QP is gone): the callbacks reach the QP only through it,
+ * under its lock, and xiw_tx_stop() cuts that link.
+ */
+struct xiw_zc_ctx {
+	refcount_t ref;
+	spinlock_t lock;
+	struct xiw_qp *qp;	/* NULL once the connection ended */
+};
+
+struct xiw_zc {
+	struct ubuf_info u;	/* first: the skbs' destructor_arg */
+	struct xiw_zc_ctx *ctx;
+	struct sock *sk;	/* held */
+	u32 end_seq;		/* TCP sequence after the message */
+	u32 sq_idx;
+	bool complete;		/* an SQ entry completes with it */
+	bool sent;		/* all of it went to TCP */
 };
 
 struct xiw_txmsg {
@@ -69,6 +127,7 @@ struct xiw_txmsg {
 	u32 sq_idx;
 	bool se;		/* XIW_FIN_IMMDT: solicited */
 	u32 imm;		/* XIW_FIN_IMMDT: as posted (wire order) */
+	struct xiw_zc *zc;	/* sent zero-copy: our reference */
 };
 
 struct xiw_tx {
@@ -89,7 +148,16 @@ struct xiw_tx {
 	u32 nmrk;		/* markers used in the batch */
 	struct mpa_marker *mrk;	/* XIW_TX_MARKERS */
 	struct bio_vec piece[XIW_TX_BVECS];	/* one FPDU part, unsplit */
+	/* zero-copy */
+	struct xiw_zc_ctx *zc_ctx;	/* NULL: this connection copies */
+	struct page *zpage;	/* a zero-copy batch's own bytes */
+	u8 *broom;		/* the batch's: room or zpage */
+	struct mpa_marker *bmrk;	/* the batch's: mrk or in zpage */
 };
+
+/* A zero-copy batch's headers (room), then its markers, in zpage. */
+static_assert(XIW_TX_FPDUS * XIW_TX_HDR_ROOM +
+	      XIW_TX_MARKERS * sizeof(struct mpa_marker) <= PAGE_SIZE);
 
 int xiw_tx_create(struct xiw_qp *qp)
 {
@@ -114,6 +182,45 @@ int xiw_tx_create(struct xiw_qp *qp)
 	return 0;
 }
 
+static void xiw_zc_ctx_put(struct xiw_zc_ctx *ctx)
+{
+	if (refcount_dec_and_test(&ctx->ref))
+		kfree(ctx);
+}
+
+/*
+ * The last reference to a zero-copy message went: no skb holds its
+ * pages. Complete its SQ entry if it was all handed over, unless the
+ * connection broke with the data unacknowledged: the QP's flush reports
+ * that one. Any context, interrupts possibly off.
+ */
+static void xiw_zc_release(struct xiw_zc *z)
+{
+	struct xiw_zc_ctx *ctx = z->ctx;
+	unsigned long flags;
+	bool lost;
+
+	lost = READ_ONCE(z->sk->sk_err) &&
+	       before(READ_ONCE(tcp_sk(z->sk)->snd_una), z->end_seq);
+	if (z->complete && z->sent && !lost) {
+		spin_lock_irqsave(&ctx->lock, flags);
+		if (ctx->qp)
+			xiw_sq_done(ctx->qp, z->sq_idx, IB_WC_SUCCESS);
+		spin_unlock_irqrestore(&ctx->lock, flags);
+	}
+	sock_put(z->sk);
+	xiw_zc_ctx_put(ctx);
+	kfree(z);
+}
+
+/* ubuf_info callback: one call per reference dropped (skb or ours). */
+static void xiw_zc_callback(struct sk_buff *skb, struct ubuf_info *u,
+			    bool zerocopy_success)
+{
+	if (refcount_dec_and_test(&u->refcnt))
+		xiw_zc_release(container_of(u, struct xiw_zc, u));
+}
+
 static void xiw_tx_msg_release(struct xiw_txmsg *m)
 {
 	u32 i;
@@ -123,6 +230,92 @@ static void xiw_tx_msg_release(struct xiw_txmsg *m)
 			xiw_mr_put(m->mr[i]);
 	m->nsge = 0;
 	m->active = false;
+	if (m->zc) {
+		/* Ours: the skbs keep theirs until they let go. */
+		xiw_zc_callback(NULL, &m->zc->u, true);
+		m->zc = NULL;
+	}
+}
+
+/*
+ * Does zero-copy pay on the socket's route? It must leave the host, and
+ * its device must gather (SG) and checksum: without checksum offload the
+ * stack linearizes every skb with shared frags to checksum it, a copy
+ * and a large allocation per segment, slower than TCP's own copy.
+ */
+static bool xiw_tx_route_zc(struct sock *sk)
+{
+	struct dst_entry *dst;
+	bool ok;
+
+	if (!(sk->sk_route_caps & NETIF_F_SG) ||
+	    !(sk->sk_route_caps & NETIF_F_CSUM_MASK))
+		return false;
+	dst = sk_dst_get(sk);
+	ok = dst && dst->dev && !(dst->dev->flags & IFF_LOOPBACK);
+	dst_release(dst);
+	return ok;
+}
+
+/*
+ * Send the message just taken zero-copy? Payload from user MRs only
+ * (their pages are pinned pages, never slab memory; kernel consumers'
+ * buffers may be), large enough, and not a Write with Immediate, whose
+ * completion rides on the Immediate Data message after it.
+ */
+static void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
+{
+	struct xiw_tx *tx = qp->tx;
+	struct sock *sk = qp->wire.sock->sk;
+	struct xiw_zc *z;
+	u32 i;
+
+	if (!tx->zc_ctx || m->src != XIW_SRC_SGE ||
+	    m->len < max_t(u32, READ_ONCE(tx_zcopy_min), 1) ||
+	    (m->fin != XIW_FIN_SQ && m->fin != XIW_FIN_IRQ))
+		return;
+	switch (READ_ONCE(tx_zcopy)) {
+	case 1:
+		if (!xiw_tx_route_zc(sk))
+			return;
+		break;
+	case 2:
+		break;
+	default:
+		return;
+	}
+	for (i = 0; i < m->nsge; i++)
+		if (m->mr[i] && m->mr[i]->type != XIW_MR_USER)
+			return;
+	z = kzalloc(sizeof(*z), GFP_KERNEL);
+	if (!z)
+		return;		/* copied instead */
+	z->u.callback = xiw_zc_callback;
+	z->u.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
+	refcount_set(&z->u.refcnt, 1);
+	refcount_inc(&tx->zc_ctx->ref);
+	z->ctx = tx->zc_ctx;
+	sock_hold(sk);
+	z->sk = sk;
+	z->complete = m->fin == XIW_FIN_SQ;
+	z->sq_idx = m->sq_idx;
+	m->zc = z;
+	xiw_count_tx_zcopy(qp, m->len);
+}
+
+/* Callbacks still to come must not reach the QP any more. */
+static void xiw_tx_zc_detach(struct xiw_tx *tx)
+{
+	struct xiw_zc_ctx *ctx = tx->zc_ctx;
+	unsigned long flags;
+
+	if (!ctx)
+		return;
+	spin_lock_irqsave(&ctx->lock, flags);
+	ctx->qp = NULL;
+	spin_unlock_irqrestore(&ctx->lock, flags);
+	xiw_zc_ctx_put(ctx);
+	tx->zc_ctx = NULL;
 }
 
 void xiw_tx_destroy(struct xiw_qp *qp)
@@ -132,6 +325,9 @@ void xiw_tx_destroy(struct xiw_qp *qp)
 	if (!tx)
 		return;
 	xiw_tx_msg_release(&tx->msg);
+	xiw_tx_zc_detach(tx);
+	if (tx->zpage)
+		put_page(tx->zpage);
 	kfree(tx->mrk);
 	kfree(tx->bv);
 	kfree(tx->room);
@@ -243,7 +439,7 @@ static int xiw_tx_marker(struct xiw_qp *qp, int *nbv, int max, u32 fpdu)
 		return 0;
 	if (tx->nmrk == XIW_TX_MARKERS)
 		return -E2BIG;
-	mk = &tx->mrk[tx->nmrk++];
+	mk = &tx->bmrk[tx->nmrk++];
 	mk->rsvd = 0;
 	mk->fpduptr = cpu_to_be16(back < 0 ? 0 : back);
 	rv = xiw_bvec_kaddr(mk, sizeof(*mk), tx->bv + *nbv, max - *nbv);
@@ -311,6 +507,20 @@ static int xiw_tx_emit_kaddr(struct xiw_qp *qp, const void *p, u32 len,
 }
 
 /*
+ * A page for a zero-copy batch's own bytes: the last one again if no
+ * skb holds it any more, else a fresh one.
+ */
+static int xiw_tx_zpage(struct xiw_tx *tx)
+{
+	if (tx->zpage && page_ref_count(tx->zpage) == 1)
+		return 0;
+	if (tx->zpage)
+		put_page(tx->zpage);
+	tx->zpage = alloc_page(GFP_KERNEL);
+	return tx->zpage ? 0 : -ENOMEM;
+}
+
+/*
  * Cut the next FPDUs of the current message into tx->bv and start
  * handing them over. Returns 0 when built, a negative errno for a
  * message that cannot be described (a local error).
@@ -325,9 +535,18 @@ static int xiw_tx_build(struct xiw_qp *qp)
 	u32 spos0 = tx->spos;
 	int nbv = 0, f;
 
+	tx->broom = tx->room;
+	tx->bmrk = tx->mrk;
+	if (m->zc) {
+		if (xiw_tx_zpage(tx))
+			return -ENOMEM;
+		tx->broom = page_address(tx->zpage);
+		tx->bmrk = (struct mpa_marker *)(tx->broom + XIW_TX_FPDUS *
+						 XIW_TX_HDR_ROOM);
+	}
 	tx->nmrk = 0;
 	for (f = 0; f < XIW_TX_FPDUS; f++) {
-		u8 *h = tx->room + f * XIW_TX_HDR_ROOM;
+		u8 *h = tx->broom + f * XIW_TX_HDR_ROOM;
 		u32 chunk = min(m->len - m->sent, room);
 		bool last = m->sent + chunk == m->len;
 		struct iwarp_ctrl *c = (struct iwarp_ctrl *)h;
@@ -400,6 +619,9 @@ static int xiw_tx_build(struct xiw_qp *qp)
 	memset(&tx->mh, 0, sizeof(tx->mh));
 	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv,
 		      tx->spos - spos0);
+	/* Zero-copy: the skbs reference the pages and this message's ubuf. */
+	if (m->zc)
+		tx->mh.msg_ubuf = &m->zc->u;
 	tx->busy = true;
 	tx->batch_ends_msg = m->sent == m->len;
 	return 0;
@@ -416,7 +638,8 @@ static int xiw_tx_push(struct xiw_qp *qp, bool more)
 
 	while (iov_iter_count(&tx->mh.msg_iter)) {
 		tx->mh.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
-				   (more || !tx->batch_ends_msg ? MSG_MORE : 0);
+				   (more || !tx->batch_ends_msg ? MSG_MORE : 0) |
+				   (tx->mh.msg_ubuf ? MSG_ZEROCOPY : 0);
 		rv = sock_sendmsg(qp->wire.sock, &tx->mh);
 		if (rv == -EAGAIN)
 			return -EAGAIN;
@@ -700,6 +923,7 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 				p->byte_len = be32_to_cpu(((struct iwarp_read_req *)
 					qp->tx->msg.hdr)->size);
 			qp->tx->msg.active = true;
+			xiw_tx_zc_begin(qp, &qp->tx->msg);
 			return 1;
 		}
 		xiw_tx_msg_release(&qp->tx->msg);
@@ -745,6 +969,7 @@ static int xiw_tx_next_response(struct xiw_qp *qp)
 	}
 	m->fin = XIW_FIN_IRQ;
 	m->active = true;
+	xiw_tx_zc_begin(qp, m);
 	return 1;
 }
 
@@ -828,9 +1053,18 @@ static void xiw_tx_finish(struct xiw_qp *qp)
 	struct xiw_txmsg *m = &qp->tx->msg;
 	struct xiw_wire *w = &qp->wire;
 
+	if (m->zc) {
+		/*
+		 * It completes when the skbs let go of its pages; the TCP
+		 * sequence after it tells whether the peer had it all.
+		 */
+		m->zc->end_seq = READ_ONCE(tcp_sk(w->sock->sk)->write_seq);
+		m->zc->sent = true;
+	}
 	switch (m->fin) {
 	case XIW_FIN_SQ:
-		xiw_sq_done(qp, m->sq_idx, IB_WC_SUCCESS);
+		if (!m->zc)
+			xiw_sq_done(qp, m->sq_idx, IB_WC_SUCCESS);
 		break;
 	case XIW_FIN_IRQ:
 		spin_lock_bh(&w->lock);
@@ -1014,6 +1248,13 @@ void xiw_tx_start(struct xiw_qp *qp)
 	tx->spos = 0;		/* MPA-13: full operation starts here */
 	for (i = 0; i < DDP_NUM_QN; i++)
 		tx->msn[i] = 1;		/* DDP-03 */
+	xiw_tx_zc_detach(tx);
+	tx->zc_ctx = kzalloc(sizeof(*tx->zc_ctx), GFP_KERNEL);
+	if (tx->zc_ctx) {		/* else this connection copies */
+		refcount_set(&tx->zc_ctx->ref, 1);
+		spin_lock_init(&tx->zc_ctx->lock);
+		tx->zc_ctx->qp = qp;
+	}
 	INIT_WORK(&tx->work, xiw_tx_work);
 	WRITE_ONCE(tx->started, true);
 }
@@ -1041,6 +1282,8 @@ void xiw_tx_stop(struct xiw_qp *qp)
 			       tx->msg.fin == XIW_FIN_IMMDT))
 		xiw_sq_done(qp, tx->msg.sq_idx, IB_WC_WR_FLUSH_ERR);
 	xiw_tx_msg_release(&tx->msg);
+	/* Zero-copy entries still waiting for their pages are flushed. */
+	xiw_tx_zc_detach(tx);
 	tx->busy = false;
 	xiw_tx_set_busy(qp, 0);
 }
