@@ -940,6 +940,35 @@ TEST_F(zcopy, disconnect_with_writes_in_flight)
 			       RDMA_CM_EVENT_DISCONNECTED, 3 * XR_WAIT_MS, NULL));
 }
 
+/*
+ * The requester disconnects while the responder is still sending a 2 MiB
+ * Read Response (lo delays every segment, so it takes seconds): the
+ * responder's connection ends with the Response half sent. The MR it
+ * reads from must then deregister cleanly: the reference the Response
+ * held is dropped once, not once by the message and again with the
+ * emptied inbound Read queue (a refcount warning, fatal in the VM).
+ */
+TEST_F(zcopy, disconnect_during_read_response)
+{
+	struct ibv_wc wc;
+
+	if (sh("modprobe sch_netem && tc qdisc add dev lo root netem delay 200ms"))
+		SKIP(return, "no netem on lo");
+	xr_fill(self->s->buf, XZ_HALF, self->seed);
+	ASSERT_EQ(0, xr_post(self->c, IBV_WR_RDMA_READ, 0x4d, XZ_HALF,
+			     XZ_HALF, 0, self->s, 0));
+	usleep(700 * 1000);
+	ASSERT_EQ(0, xr_poll(self->c->cq, &wc, 1, 0))
+		TH_LOG("the Read completed already: the test proves nothing");
+	ASSERT_EQ(0, rdma_disconnect(self->c->id));
+	ASSERT_EQ(1, xr_poll(self->c->cq, &wc, 1, 3 * XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_TRUE(xr_wait_cm(self->net.sch, self->s->id,
+			       RDMA_CM_EVENT_DISCONNECTED, 3 * XR_WAIT_MS, NULL));
+	ASSERT_EQ(0, ibv_dereg_mr(self->s->mr));
+	self->s->mr = NULL;
+}
+
 /* The last fixture's link, once every test process is gone. */
 static void __attribute__((destructor)) purge(void)
 {

@@ -954,6 +954,12 @@ static int xiw_tx_next_response(struct xiw_qp *qp)
 		return 0;
 	}
 	e = w->irq[w->irq_head % XIW_MAX_IRD];
+	/*
+	 * The entry's MR reference moves to the message: the entry stays
+	 * in the IRQ until the Response is out, and whoever empties the
+	 * IRQ (xiw_qp_stop_wire) must not drop that reference again.
+	 */
+	w->irq[w->irq_head % XIW_MAX_IRD].mr = NULL;
 	spin_unlock_bh(&w->lock);
 
 	memset(m, 0, offsetof(struct xiw_txmsg, inl));
@@ -961,7 +967,6 @@ static int xiw_tx_next_response(struct xiw_qp *qp)
 	m->len = e.len;
 	m->src = XIW_SRC_SGE;
 	if (e.len) {
-		/* The entry's reference moves to the message. */
 		m->nsge = 1;
 		m->mr[0] = e.mr;
 		m->addr[0] = e.src_to;
