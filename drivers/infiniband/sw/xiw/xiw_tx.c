@@ -245,14 +245,17 @@ static void xiw_tx_msg_release(struct xiw_txmsg *m)
  */
 static bool xiw_tx_route_zc(struct sock *sk)
 {
-	struct dst_entry *dst;
+	struct dst_entry *dst = sk_dst_get(sk);
+	struct net_device *dev = dst ? dst->dev : NULL;
 	bool ok;
 
-	if (!(sk->sk_route_caps & NETIF_F_SG) ||
-	    !(sk->sk_route_caps & NETIF_F_CSUM_MASK))
-		return false;
-	dst = sk_dst_get(sk);
-	ok = dst && dst->dev && !(dst->dev->flags & IFF_LOOPBACK);
+	/*
+	 * The device's own features: sk_route_caps claims SG and checksum
+	 * for any route that software GSO serves, checksum in software.
+	 */
+	ok = dev && !(dev->flags & IFF_LOOPBACK) &&
+	     (dev->features & NETIF_F_SG) &&
+	     (dev->features & NETIF_F_CSUM_MASK);
 	dst_release(dst);
 	return ok;
 }
