@@ -157,6 +157,28 @@ class Table(unittest.TestCase):
         self.assertIn("fail", self.cells(lines, "tcp"))
         self.assertIn("note: xiw w: 1 of 3 runs failed", lines)
 
+    def test_xiw_crc_off_column(self):
+        rows = []
+        for r in (1, 2, 3):
+            rows += [row(r, "xiw", "w", 0.2), row(r, "xiwnc", "w", 0.3),
+                     row(r, "siw", "w", 0.6), row(r, "tcp", "tcp", 1.2)]
+        path = tsv(rows)
+        lines, xiw_failed = br.table(path, ["xiw", "xiwnc", "siw"])
+        os.unlink(path)
+        self.assertFalse(xiw_failed)
+        # test unit xiw xiwnc siw xiw/siw xiwnc/siw xiw/TCP xiwnc/TCP siw/TCP
+        self.assertEqual(self.cells(lines, "w"),
+                         ["w", "Gb/s", "0.2", "0.3", "0.6", "0.333", "0.5",
+                          "0.167", "0.25", "0.5"])
+
+    def test_xiwnc_failure_fails_the_run(self):
+        path = tsv([row(1, "xiw", "w", 0.4), row(1, "xiwnc", "w", "fail"),
+                    row(1, "siw", "w", 0.4)])
+        lines, xiw_failed = br.table(path, ["xiw", "xiwnc", "siw"])
+        os.unlink(path)
+        self.assertTrue(xiw_failed)
+        self.assertIn("note: xiwnc w: 1 of 1 runs failed", lines)
+
     def test_siw_only(self):
         path = tsv([row(1, "siw", "w", 0.4), row(1, "tcp", "tcp", 0.8)])
         lines, xiw_failed = br.table(path, ["siw"])

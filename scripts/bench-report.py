@@ -135,7 +135,8 @@ def read_results(path):
 
 
 def table(path, devices=None):
-    """The summary table as a list of lines, and whether xiw failed."""
+    """The summary table as a list of lines, and whether xiw failed
+    (a run of xiw or of xiwnc)."""
     rows = read_results(path)
     tests, units, runs = [], {}, {}
     seen_devices = []
@@ -160,9 +161,10 @@ def table(path, devices=None):
 
     tcp, _, _ = median("tcp", "tcp")
     head = ["test", "unit"] + ["%s" % d for d in devices]
-    pair = "xiw" in devices and "siw" in devices
-    if pair:
-        head.append("xiw/siw")
+    # Each xiw configuration against siw: xiw (defaults, CRC on) and
+    # xiwnc (xiw with MPA CRC off, siw's own default).
+    ratios = [d for d in ("xiw", "xiwnc") if d in devices and "siw" in devices]
+    head += ["%s/siw" % d for d in ratios]
     head += ["%s/TCP" % d for d in devices]
     body, notes = [], []
     xiw_failed = False
@@ -180,12 +182,12 @@ def table(path, devices=None):
                 notes.append("%s %s: %s" % (
                     d, test, "no run" if n == 0 else
                     "%d of %d runs failed" % (failed, n)))
-                if d == "xiw":
+                if d in ("xiw", "xiwnc"):
                     xiw_failed = True
             else:
                 cells.append(fmt(m))
-        if pair:
-            cells.append(fmt(ratio(meds["xiw"], meds["siw"])))
+        for d in ratios:
+            cells.append(fmt(ratio(meds[d], meds["siw"])))
         for d in devices:
             cells.append(fmt(ratio(meds[d], tcp)) if metric == "bw" else "-")
         body.append(cells)

@@ -8,7 +8,8 @@
 #   results.tsv  one line per run       table.txt  the table printed here
 #   raw/         every client's and server's output
 # Knobs (environment): BENCH_RUNS (default 3), BENCH_DEVICES (default
-# "xiw siw"), BENCH_DURATION, BENCH_LAT_ITERS, BENCH_TESTS; see
+# "xiw xiwnc siw"; xiwnc is xiw with MPA CRC off), BENCH_DURATION,
+# BENCH_LAT_ITERS, BENCH_TESTS; see
 # Documentation/performance.rst.
 #
 # Exit status: non-zero if any xiw run failed or the VM run itself failed
@@ -17,7 +18,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 export BENCH_RUNS=${BENCH_RUNS:-3}
-export BENCH_DEVICES=${BENCH_DEVICES:-xiw siw}
+export BENCH_DEVICES=${BENCH_DEVICES:-xiw xiwnc siw}
 t0=$(date +%s)
 echo "== set-up (scripts/setup.sh)"
 ksrc=$(scripts/setup.sh | tail -n 1)
