@@ -706,6 +706,16 @@ static int xz_param(const char *name, int val)
 	return sh("echo %d > " XZ_PARAMS "%s", val, name);
 }
 
+/* The xiw module's reference count; -1 if unreadable. */
+static long xz_module_refs(void)
+{
+	char buf[32];
+
+	if (read_text("/sys/module/xiw/refcnt", buf, sizeof(buf)) <= 0)
+		return -1;
+	return atol(buf);
+}
+
 /* A counter of Tcp: in /proc/net/snmp; -1 if not found. */
 static long long xz_tcp_stat(const char *name)
 {
@@ -780,6 +790,8 @@ static int xz_write_fenced(struct xr_side *c, struct xr_side *s, size_t len,
  * Send, Write and Read at sizes around tx_zcopy_min: the data arrives
  * intact, and every message of at least XZ_MIN bytes (Send, Write, Read
  * Response) counts in tx_zcopy_messages/bytes, the smaller one not.
+ * Each zero-copy message holds a module reference until TCP lets go of
+ * its pages: the module's count comes back to where it was.
  */
 TEST_F_TIMEOUT(zcopy, sizes_and_counters, 300)
 {
@@ -792,8 +804,11 @@ TEST_F_TIMEOUT(zcopy, sizes_and_counters, 300)
 	struct ibv_wc wc[2];
 	unsigned int i;
 
+	long refs0 = xz_module_refs();
+
 	ASSERT_LE(0, m0);
 	ASSERT_LE(0, b0);
+	ASSERT_LE(0, refs0);
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		size_t sz = sizes[i];
 		uint64_t seed = self->seed + 3 * i;
@@ -826,6 +841,9 @@ TEST_F_TIMEOUT(zcopy, sizes_and_counters, 300)
 	}
 	EXPECT_EQ(m0 + want_m, xr_port_counter(ib, "tx_zcopy_messages"));
 	EXPECT_EQ(b0 + want_b, xr_port_counter(ib, "tx_zcopy_bytes"));
+	EXPECT_TRUE(WAIT_UNTIL(xz_module_refs() == refs0, 5000))
+		TH_LOG("module references %ld, %ld before", xz_module_refs(),
+		       refs0);
 }
 
 /*

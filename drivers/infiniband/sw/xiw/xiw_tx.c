@@ -21,6 +21,7 @@
  */
 #include <linux/crc32c.h>
 #include <linux/highmem.h>
+#include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/net.h>
 #include <linux/netdevice.h>
@@ -92,7 +93,8 @@ enum xiw_fin {
  *
  * struct xiw_zc_ctx outlives the QP (skbs may stay in an orphaned socket
  * after the QP is gone): the callbacks reach the QP only through it,
- * under its lock, and xiw_tx_stop() cuts that link.
+ * under its lock, and xiw_tx_stop() cuts that link. Each message holds
+ * a reference to the module, whose code the callback is.
  */
 struct xiw_zc_ctx {
 	refcount_t ref;
@@ -211,6 +213,8 @@ static void xiw_zc_release(struct xiw_zc *z)
 	sock_put(z->sk);
 	xiw_zc_ctx_put(ctx);
 	kfree(z);
+	/* Last: this function is module text (see xiw_tx_zc_begin()). */
+	module_put(THIS_MODULE);
 }
 
 /* ubuf_info callback: one call per reference dropped (skb or ours). */
@@ -302,6 +306,12 @@ static void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 	z->sk = sk;
 	z->complete = m->fin == XIW_FIN_SQ;
 	z->sq_idx = m->sq_idx;
+	/*
+	 * skbs may outlive the QP, the device and the socket's release (a
+	 * clone in a NIC's ring, an orphaned socket's queue) and will call
+	 * xiw_zc_callback(): the module stays until the last one has.
+	 */
+	__module_get(THIS_MODULE);
 	m->zc = z;
 	xiw_count_tx_zcopy(qp, m->len);
 }
