@@ -195,18 +195,18 @@ TEST_F(obj, qp_state_machine)
 	ASSERT_EQ(0, to_state(qp, IBV_QPS_INIT));
 	EXPECT_EQ(IBV_QPS_INIT, qp_state(qp));
 	/* IRD/ORD up to the device limits, set in INIT (INIT -> INIT). */
-	a.max_dest_rd_atomic = 33;
+	a.max_dest_rd_atomic = 129;
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_MAX_DEST_RD_ATOMIC));
-	a.max_rd_atomic = 33;
+	a.max_rd_atomic = 129;
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_MAX_QP_RD_ATOMIC));
-	a.max_rd_atomic = 32;
+	a.max_rd_atomic = 128;
 	a.max_dest_rd_atomic = 16;
 	EXPECT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_MAX_QP_RD_ATOMIC |
 				   IBV_QP_MAX_DEST_RD_ATOMIC));
 	memset(&a, 0, sizeof(a));
 	ASSERT_EQ(0, ibv_query_qp(qp, &a, IBV_QP_MAX_QP_RD_ATOMIC |
 				  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_CAP, &init));
-	EXPECT_EQ(32, a.max_rd_atomic);
+	EXPECT_EQ(128, a.max_rd_atomic);
 	EXPECT_EQ(16, a.max_dest_rd_atomic);
 	EXPECT_EQ(4, init.cap.max_send_wr);
 	EXPECT_EQ(IBV_QPT_RC, init.qp_type);
@@ -224,7 +224,7 @@ TEST_F(obj, qp_state_machine)
 	 */
 	a.path_mtu = IBV_MTU_1024;
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_PATH_MTU));
-	a.max_rd_atomic = 33;
+	a.max_rd_atomic = 129;
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_MAX_QP_RD_ATOMIC));
 	a.max_rd_atomic = 8;
 	EXPECT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_MAX_QP_RD_ATOMIC));

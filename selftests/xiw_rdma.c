@@ -635,6 +635,49 @@ TEST_F_TIMEOUT(many, churn_connect_send_disconnect, 600)
 	TH_LOG("%d cycles in %lld ms", cycles, now_ms() - t);
 }
 
+/*
+ * ORD and IRD of 128 (the default max_ord/max_ird, siw's too): 128 RDMA
+ * Reads of 4 KiB posted at once are all in flight together and each
+ * lands its own page.
+ */
+TEST_F_TIMEOUT(many, reads_128_in_flight, 120)
+{
+	struct xr_opts o = { .buflen = 2 * 128 * 4096, .wr = 128, .sge = 1,
+			     .rd_atom = 128 };
+	struct xr_side *c, *s;
+	uint64_t seed = (uint64_t)now_ms();
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	struct ibv_wc wc[16];
+	int i, n = 0;
+
+	self->p = calloc(1, sizeof(*self->p));
+	self->count = 1;
+	ASSERT_EQ(0, xr_connect(&self->net, self->p, 1, &o)) TH_LOG("%s", self->net.err);
+	c = &self->p->cli;
+	s = &self->p->srv;
+	if (!xr_is_siw()) {
+		ASSERT_EQ(0, ibv_query_qp(c->qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC, &qi));
+		EXPECT_EQ(128, qa.max_rd_atomic);
+	}
+	for (i = 0; i < 128; i++)
+		xr_fill(s->buf + i * 4096, 4096, seed + i);
+	for (i = 0; i < 128; i++)
+		ASSERT_EQ(0, xr_post(c, IBV_WR_RDMA_READ, i, 128 * 4096 + i * 4096,
+				     4096, 0, s, i * 4096)) TH_LOG("Read %d", i);
+	while (n < 128) {
+		int got = xr_poll(c->cq, wc, 16, XR_WAIT_MS), k;
+
+		ASSERT_LT(0, got) TH_LOG("%d of 128 Reads never completed", 128 - n);
+		for (k = 0; k < got; k++, n++) {
+			ASSERT_EQ(IBV_WC_SUCCESS, wc[k].status) TH_LOG("%s", xr_wc_str(&wc[k]));
+			ASSERT_EQ((uint64_t)n, wc[k].wr_id);
+		}
+	}
+	for (i = 0; i < 128; i++)
+		ASSERT_PATTERN(c->buf + 128 * 4096 + i * 4096, 4096, seed + i);
+}
+
 /* XR_CONNS connections set up at once; each moves 64 KiB each way. */
 TEST_F_TIMEOUT(many, concurrent_connections, 600)
 {

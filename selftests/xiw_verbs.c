@@ -52,6 +52,11 @@ FIXTURE_TEARDOWN(verbs)
 		ibv_free_device_list(self->list);
 	sh("rdma link delete " DEV " 2>/dev/null; rdma link delete rxe7 2>/dev/null");
 	sh("ip link del xv0 2>/dev/null; ip link del xv1 2>/dev/null");
+	sh("rdma link delete xiwlim0 2>/dev/null; rdma link delete xiwlim1 2>/dev/null;"
+	   " ip link del xv2 2>/dev/null; ip link del xv3 2>/dev/null");
+	/* The defaults, whatever a failed test left (admin-guide.rst). */
+	sh("echo 128 > /sys/module/xiw/parameters/max_ird 2>/dev/null;"
+	   " echo 128 > /sys/module/xiw/parameters/max_ord 2>/dev/null");
 }
 
 TEST_F(verbs, listed_as_iwarp_rnic)
@@ -81,8 +86,10 @@ TEST_F(verbs, device_limits)
 	EXPECT_EQ(65536, a.max_mr);
 	EXPECT_EQ(1ULL << 40, a.max_mr_size);
 	EXPECT_EQ(65536, a.max_pd);
-	EXPECT_EQ(32, a.max_qp_rd_atom);
-	EXPECT_EQ(32, a.max_qp_init_rd_atom);
+	/* max_ird/max_ord, default 128 (see ird_ord_limits_follow_params) */
+	EXPECT_EQ(128, a.max_qp_rd_atom);
+	EXPECT_EQ(128, a.max_qp_init_rd_atom);
+	EXPECT_EQ(4096LL * 128, a.max_res_rd_atom);
 	EXPECT_EQ(1024, a.max_srq);
 	EXPECT_EQ(16384, a.max_srq_wr);
 	EXPECT_EQ(8, a.max_srq_sge);
@@ -96,6 +103,93 @@ TEST_F(verbs, device_limits)
 		 (unsigned int)(g >> 16) & 0xffff, (unsigned int)g & 0xffff);
 	ASSERT_LT(0, ibdev_attr(DEV, "node_guid", guid, sizeof(guid)));
 	EXPECT_STREQ(guid, want);
+}
+
+static int param_set(const char *name, int val)
+{
+	return sh("echo %d > /sys/module/xiw/parameters/%s", val, name);
+}
+
+/* Query a fresh xiw device on a fresh dummy netdev; 0 or -1. */
+static int limits_of_new_device(const char *ib, const char *nd,
+				struct ibv_device_attr *a,
+				struct ibv_context **ctxp)
+{
+	struct ibv_context *ctx;
+
+	if (sh("ip link add %s type dummy && ip link set %s up && "
+	       "rdma link add %s type xiw netdev %s", nd, nd, ib, nd))
+		return -1;
+	ctx = open_dev(ib);
+	if (!ctx)
+		return -1;
+	if (ibv_query_device(ctx, a)) {
+		ibv_close_device(ctx);
+		return -1;
+	}
+	if (ctxp)
+		*ctxp = ctx;
+	else
+		ibv_close_device(ctx);
+	return 0;
+}
+
+/*
+ * The module parameters max_ird and max_ord set the IRD/ORD limits of
+ * the devices created after them (the core caches device attributes):
+ * query_device reports them, modify_qp refuses more, values out of 1..128
+ * are held to it, and a device made before keeps its own.
+ */
+TEST_F(verbs, ird_ord_limits_follow_params)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT,
+				  .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
+	struct ibv_context *ctx = NULL;
+	struct ibv_device_attr a;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+
+	ASSERT_EQ(0, param_set("max_ird", 8));
+	ASSERT_EQ(0, param_set("max_ord", 4));
+	ASSERT_EQ(0, limits_of_new_device("xiwlim0", "xv2", &a, &ctx));
+	EXPECT_EQ(8, a.max_qp_rd_atom);
+	EXPECT_EQ(4, a.max_qp_init_rd_atom);
+	ASSERT_EQ(0, ibv_query_device(self->ctx, &a));
+	EXPECT_EQ(128, a.max_qp_rd_atom) TH_LOG("a device made before changed");
+
+	pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(NULL, pd);
+	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	qp = ibv_create_qp(pd, &init);
+	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS));
+	qa.max_dest_rd_atomic = 9;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &qa, IBV_QP_MAX_DEST_RD_ATOMIC));
+	qa.max_rd_atomic = 5;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC));
+	qa.max_dest_rd_atomic = 8;
+	qa.max_rd_atomic = 4;
+	EXPECT_EQ(0, ibv_modify_qp(qp, &qa, IBV_QP_MAX_DEST_RD_ATOMIC |
+				   IBV_QP_MAX_QP_RD_ATOMIC));
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+
+	ASSERT_EQ(0, param_set("max_ird", 0));
+	ASSERT_EQ(0, param_set("max_ord", 1000));
+	ASSERT_EQ(0, limits_of_new_device("xiwlim1", "xv3", &a, NULL));
+	EXPECT_EQ(1, a.max_qp_rd_atom);
+	EXPECT_EQ(128, a.max_qp_init_rd_atom);
 }
 
 TEST_F(verbs, port_attributes)

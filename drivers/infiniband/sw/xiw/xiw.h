@@ -40,8 +40,9 @@
 #define XIW_MAX_PD		65536
 #define XIW_MAX_SRQ		1024
 #define XIW_MAX_SRQ_WR		16384
-#define XIW_MAX_IRD		32
-#define XIW_MAX_ORD		32
+/* Ceilings of IRD and ORD; max_ird/max_ord (xiw_cm.c) set the limits. */
+#define XIW_MAX_IRD		128
+#define XIW_MAX_ORD		128
 #define XIW_MAX_FRMR_PAGES	4096
 
 /*
@@ -70,6 +71,7 @@ struct xiw_device {
 	enum ib_port_state reported;	/* last port state raised as an event;
 					 * written under RTNL only
 					 */
+	u32 max_ird, max_ord;		/* max_ird/max_ord at creation */
 	atomic_t num_pd;
 	atomic_t num_cq;
 	atomic_t num_qp;
@@ -191,9 +193,15 @@ struct xiw_wire {
 					 * first FPDU arrives (MPA-12)
 					 */
 	bool rtr_pending;		/* initiator: RTR goes first */
-	struct xiw_orq_entry orq[XIW_MAX_ORD];
+	/*
+	 * Rings sized at RTS to the negotiated ORD and IRD, rounded up to a
+	 * power of two (index & mask); kept until the QP goes.
+	 */
+	struct xiw_orq_entry *orq;
+	u32 orq_mask;
 	u32 orq_head, orq_tail;		/* free-running */
-	struct xiw_irq_entry irq[XIW_MAX_IRD];
+	struct xiw_irq_entry *irq;
+	u32 irq_mask;
 	u32 irq_head, irq_tail;
 	bool term_pending;		/* a Terminate waits for tx */
 	bool term_sent;			/* nothing may follow it */
@@ -481,5 +489,9 @@ void xiw_rx_start(struct xiw_qp *qp);
 void xiw_rx_stop(struct xiw_qp *qp, bool drain);
 void xiw_rx_kick(struct xiw_qp *qp);
 void xiw_rx_data_ready(struct xiw_qp *qp, struct sock *sk);
+
+/* xiw_cm.c: the IRD/ORD limits (module parameters max_ird, max_ord). */
+u32 xiw_max_ird(void);
+u32 xiw_max_ord(void);
 
 #endif /* XIW_H */

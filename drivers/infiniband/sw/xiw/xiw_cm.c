@@ -63,6 +63,27 @@ module_param(ka_idle_s, uint, 0644);
 MODULE_PARM_DESC(ka_idle_s,
 		 "Idle seconds before TCP keepalive probes a connection (default 30); a peer that stays silent for 3 more probes 5 s apart is declared dead");
 
+static uint max_ird = XIW_MAX_IRD;
+module_param(max_ird, uint, 0644);
+MODULE_PARM_DESC(max_ird,
+		 "Most inbound RDMA Reads a QP may have queued (IRD, max_qp_rd_atom), 1 to 128 (default 128), for devices created after");
+
+static uint max_ord = XIW_MAX_ORD;
+module_param(max_ord, uint, 0644);
+MODULE_PARM_DESC(max_ord,
+		 "Most outbound RDMA Reads a QP may have in flight (ORD, max_qp_init_rd_atom), 1 to 128 (default 128), for devices created after");
+
+/* The IRD and ORD limits now in force: the parameters, within 1..128. */
+u32 xiw_max_ird(void)
+{
+	return clamp_t(u32, READ_ONCE(max_ird), 1, XIW_MAX_IRD);
+}
+
+u32 xiw_max_ord(void)
+{
+	return clamp_t(u32, READ_ONCE(max_ord), 1, XIW_MAX_ORD);
+}
+
 static struct workqueue_struct *xiw_cm_wq;
 struct workqueue_struct *xiw_data_wq;
 
@@ -547,8 +568,8 @@ static int xiw_mpa_parse(struct xiw_conn *conn)
 		pd_len -= sizeof(v2);
 	} else {
 		/* Nothing negotiated: the ULP decides within our limits. */
-		conn->peer_ird = XIW_MAX_IRD;
-		conn->peer_ord = XIW_MAX_ORD;
+		conn->peer_ird = conn->xdev->max_ird;
+		conn->peer_ord = conn->xdev->max_ord;
 	}
 	/* The iw_cm hands at most 255 bytes to the ULP (MPA-03). */
 	if (pd_len > U8_MAX)
@@ -867,7 +888,7 @@ int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 		return -EAFNOSUPPORT;
 	if (param->private_data_len > MPA_MAX_PD - sizeof(struct mpa_v2_data))
 		return -EINVAL;
-	if (param->ird > XIW_MAX_IRD || param->ord > XIW_MAX_ORD)
+	if (param->ird > xdev->max_ird || param->ord > xdev->max_ord)
 		return -EINVAL;
 	ibqp = xiw_get_qp(cm_id->device, param->qpn);
 	if (!ibqp)
@@ -970,7 +991,8 @@ int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 
 	if (!conn)
 		return -EINVAL;
-	if (param->ird > XIW_MAX_IRD || param->ord > XIW_MAX_ORD ||
+	if (param->ird > conn->xdev->max_ird ||
+	    param->ord > conn->xdev->max_ord ||
 	    param->private_data_len > MPA_MAX_PD - sizeof(v2)) {
 		ibdev_dbg(cm_id->device, "accept: ird %u ord %u pd %u refused\n",
 			  param->ird, param->ord, param->private_data_len);
@@ -998,7 +1020,7 @@ int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 		if (conn->peer_ord != MPA_V2_NO_NEGOTIATE &&
 		    conn->peer_ord > conn->mpa.ird)
 			conn->mpa.ird = min_t(u16, conn->peer_ord,
-					      XIW_MAX_IRD);
+					      conn->xdev->max_ird);
 		/* E-06: pick one RTR message, Write first (cheapest). */
 		if (conn->rtr_offer & BIT(RDMAP_WRITE))
 			rtr = BIT(RDMAP_WRITE);

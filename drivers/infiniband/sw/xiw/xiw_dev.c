@@ -138,6 +138,9 @@ static struct xiw_device *xiw_alloc(struct net_device *ndev)
 		return NULL;
 	}
 	INIT_LIST_HEAD(&xdev->list);
+	/* The core caches the device's attributes: fixed from here on. */
+	xdev->max_ird = xiw_max_ird();
+	xdev->max_ord = xiw_max_ord();
 	netdev_hold(ndev, &xdev->netdev_tracker, GFP_KERNEL);
 	xdev->netdev = ndev;
 

@@ -121,6 +121,8 @@ err_id:
 err_wire:
 	xiw_rx_destroy(qp);
 	xiw_tx_destroy(qp);
+	kfree(qp->wire.orq);
+	kfree(qp->wire.irq);
 	kvfree(qp->sq_pend);
 	if (qp->rq.mem)
 		xiw_ring_free(&qp->rq);
@@ -177,6 +179,8 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 	xiw_rx_destroy(qp);
 	xiw_tx_destroy(qp);
+	kfree(qp->wire.orq);
+	kfree(qp->wire.irq);
 	kvfree(qp->sq_pend);
 	if (qp->rq.mem)
 		xiw_ring_free(&qp->rq);
@@ -411,10 +415,11 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return -EINVAL;
 	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
 		return -EINVAL;
-	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > XIW_MAX_ORD)
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > qp->xdev->max_ord)
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
-	    attr->max_dest_rd_atomic > XIW_MAX_IRD)
+	    attr->max_dest_rd_atomic > qp->xdev->max_ird)
 		return -EINVAL;
 
 	mutex_lock(&qp->state_lock);
@@ -767,9 +772,19 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 			    const struct xiw_mpa_params *mpa)
 {
 	struct xiw_wire *w = &qp->wire;
+	u32 norq = roundup_pow_of_two(clamp_t(u32, mpa->ord, 1, XIW_MAX_ORD));
+	u32 nirq = roundup_pow_of_two(clamp_t(u32, mpa->ird, 1, XIW_MAX_IRD));
+	struct xiw_orq_entry *orq;
+	struct xiw_irq_entry *irq;
 	int rv = 0;
 
+	orq = kcalloc(norq, sizeof(*orq), GFP_KERNEL);
+	irq = kcalloc(nirq, sizeof(*irq), GFP_KERNEL);
 	mutex_lock(&qp->state_lock);
+	if (!orq || !irq) {
+		rv = -ENOMEM;
+		goto out;
+	}
 	if ((qp->state != IB_QPS_RESET && qp->state != IB_QPS_INIT &&
 	     qp->state != IB_QPS_RTR) || qp->conn) {
 		rv = -EINVAL;
@@ -791,6 +806,11 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	w->orq_tail = 0;
 	w->irq_head = 0;
 	w->irq_tail = 0;
+	/* A QP connects once: no older rings, unless a start-up failed. */
+	swap(w->orq, orq);
+	swap(w->irq, irq);
+	w->orq_mask = norq - 1;
+	w->irq_mask = nirq - 1;
 	w->term_pending = false;
 	w->term_sent = false;
 	spin_unlock_bh(&w->lock);
@@ -806,6 +826,8 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	xiw_tx_kick(qp);
 out:
 	mutex_unlock(&qp->state_lock);
+	kfree(orq);
+	kfree(irq);
 	return rv;
 }
 
@@ -822,7 +844,7 @@ void xiw_qp_stop_wire(struct xiw_qp *qp, bool drain)
 	xiw_tx_stop(qp);
 	spin_lock_bh(&w->lock);
 	while (w->irq_head != w->irq_tail) {
-		struct xiw_irq_entry *e = &w->irq[w->irq_head++ % XIW_MAX_IRD];
+		struct xiw_irq_entry *e = &w->irq[w->irq_head++ & w->irq_mask];
 
 		if (e->mr)
 			xiw_mr_put(e->mr);

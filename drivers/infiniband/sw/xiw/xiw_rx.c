@@ -486,7 +486,7 @@ static void xiw_rx_resp_hdr(struct xiw_rx *rx)
 	bool ok;
 
 	spin_lock_bh(&w->lock);
-	o = &w->orq[w->orq_head % XIW_MAX_ORD];
+	o = &w->orq[w->orq_head & w->orq_mask];
 	ok = w->orq_head != w->orq_tail &&
 	     be32_to_cpu(t->stag) == o->sink_stag &&
 	     be64_to_cpu(t->to) == o->sink_to + o->got &&
@@ -556,7 +556,7 @@ static void xiw_rx_read_req(struct xiw_rx *rx)
 	}
 	rx->msn[DDP_QN_READ_REQ]++;
 	spin_lock_bh(&w->lock);
-	e = &w->irq[w->irq_tail % XIW_MAX_IRD];
+	e = &w->irq[w->irq_tail & w->irq_mask];
 	e->mr = mr;
 	e->src_to = to;
 	e->len = len;
@@ -654,7 +654,7 @@ static int xiw_rx_target(struct xiw_rx *rx, u32 len, struct xiw_mr **held)
 		return n ? n : -EINVAL;
 	case XIW_TGT_READ_RESP: {
 		struct xiw_wire *w = &qp->wire;
-		struct xiw_orq_entry *o = &w->orq[w->orq_head % XIW_MAX_ORD];
+		struct xiw_orq_entry *o = &w->orq[w->orq_head & w->orq_mask];
 
 		/* Only rx moves the ORQ head: o stays put while we read. */
 		off = o->got + rx->data_got;
@@ -863,7 +863,7 @@ static void xiw_rx_terminate(struct xiw_rx *rx)
 	/* V-04: a Read the peer refused fails as a remote access error. */
 	spin_lock_bh(&w->lock);
 	if (prot && w->orq_head != w->orq_tail) {
-		idx = w->orq[w->orq_head % XIW_MAX_ORD].sq_idx;
+		idx = w->orq[w->orq_head & w->orq_mask].sq_idx;
 		w->orq_head++;
 	}
 	w->term_sent = true;	/* answer a Terminate with none */
@@ -925,7 +925,7 @@ static void xiw_rx_segment_done(struct xiw_rx *rx)
 			u32 inv_stag = 0;
 
 			spin_lock_bh(&w->lock);
-			o = &w->orq[w->orq_head % XIW_MAX_ORD];
+			o = &w->orq[w->orq_head & w->orq_mask];
 			o->got += rx->data_len;
 			if (rx->last) {
 				if (o->got != o->len) {

@@ -823,7 +823,7 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
 			sink_to = sqe->sge[0].addr;
 		}
 		spin_lock_bh(&w->lock);
-		o = &w->orq[w->orq_tail % XIW_MAX_ORD];
+		o = &w->orq[w->orq_tail & w->orq_mask];
 		o->sqe = *sqe;
 		o->sq_idx = idx;
 		o->len = m->len;
@@ -966,13 +966,13 @@ static int xiw_tx_next_response(struct xiw_qp *qp)
 		spin_unlock_bh(&w->lock);
 		return 0;
 	}
-	e = w->irq[w->irq_head % XIW_MAX_IRD];
+	e = w->irq[w->irq_head & w->irq_mask];
 	/*
 	 * The entry's MR reference moves to the message: the entry stays
 	 * in the IRQ until the Response is out, and whoever empties the
 	 * IRQ (xiw_qp_stop_wire) must not drop that reference again.
 	 */
-	w->irq[w->irq_head % XIW_MAX_IRD].mr = NULL;
+	w->irq[w->irq_head & w->irq_mask].mr = NULL;
 	spin_unlock_bh(&w->lock);
 
 	memset(m, 0, offsetof(struct xiw_txmsg, inl));
@@ -1011,7 +1011,7 @@ static int xiw_tx_next_rtr(struct xiw_qp *qp)
 		struct xiw_orq_entry *o;
 
 		spin_lock_bh(&w->lock);
-		o = &w->orq[w->orq_tail % XIW_MAX_ORD];
+		o = &w->orq[w->orq_tail & w->orq_mask];
 		memset(o, 0, sizeof(*o));
 		o->sq_idx = U32_MAX;
 		w->orq_tail++;

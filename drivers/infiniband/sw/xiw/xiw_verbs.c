@@ -27,6 +27,8 @@ static int xiw_query_device(struct ib_device *ibdev,
 			    struct ib_device_attr *attr,
 			    struct ib_udata *udata)
 {
+	struct xiw_device *xdev = to_xdev(ibdev);
+
 	if (udata->inlen || udata->outlen)
 		return -EINVAL;
 
@@ -46,9 +48,9 @@ static int xiw_query_device(struct ib_device *ibdev,
 	attr->max_cqe = XIW_MAX_CQE;
 	attr->max_mr = XIW_MAX_MR;
 	attr->max_pd = XIW_MAX_PD;
-	attr->max_qp_rd_atom = XIW_MAX_IRD;
-	attr->max_qp_init_rd_atom = XIW_MAX_ORD;
-	attr->max_res_rd_atom = XIW_MAX_QP * XIW_MAX_IRD;
+	attr->max_qp_rd_atom = xdev->max_ird;
+	attr->max_qp_init_rd_atom = xdev->max_ord;
+	attr->max_res_rd_atom = XIW_MAX_QP * xdev->max_ird;
 	attr->max_srq = XIW_MAX_SRQ;
 	attr->max_srq_wr = XIW_MAX_SRQ_WR;
 	attr->max_srq_sge = XIW_MAX_SGE;
