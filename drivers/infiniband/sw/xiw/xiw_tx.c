@@ -98,7 +98,7 @@ enum xiw_fin {
  */
 struct xiw_zc_ctx {
 	refcount_t ref;
-	spinlock_t lock;
+	spinlock_t lock;	/* qp */
 	struct xiw_qp *qp;	/* NULL once the connection ended */
 };
 
