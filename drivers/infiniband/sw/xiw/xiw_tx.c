@@ -193,8 +193,9 @@ static void xiw_zc_ctx_put(struct xiw_zc_ctx *ctx)
 /*
  * The last reference to a zero-copy message went: no skb holds its
  * pages. Complete its SQ entry if it was all handed over, unless the
- * connection broke with the data unacknowledged: the QP's flush reports
- * that one. Any context, interrupts possibly off.
+ * connection broke with the data unacknowledged or the QP is in ERR:
+ * the QP's flush reports that one (and may have, its slot then being
+ * another entry's). Any context, interrupts possibly off.
  */
 static void xiw_zc_release(struct xiw_zc *z)
 {
@@ -206,7 +207,7 @@ static void xiw_zc_release(struct xiw_zc *z)
 	       before(READ_ONCE(tcp_sk(z->sk)->snd_una), z->end_seq);
 	if (z->complete && z->sent && !lost) {
 		spin_lock_irqsave(&ctx->lock, flags);
-		if (ctx->qp)
+		if (ctx->qp && READ_ONCE(ctx->qp->state) != IB_QPS_ERR)
 			xiw_sq_done(ctx->qp, z->sq_idx, IB_WC_SUCCESS);
 		spin_unlock_irqrestore(&ctx->lock, flags);
 	}
