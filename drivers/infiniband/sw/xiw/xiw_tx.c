@@ -10,10 +10,10 @@
  * sendmsg() so segmentation offload still builds large packets. A full
  * socket ends the run; write_space kicks it again.
  *
- * Small messages are copied by TCP, the CRC computed over them just
- * before (they are in cache). Large ones from user memory regions go
- * zero-copy (see "Zero-copy transmit" below): the CRC pass is then the
- * only time the CPU touches the payload.
+ * TCP copies the payload; the CRC is a pass over it just before. Large
+ * messages from user memory regions may go zero-copy instead (see
+ * "Zero-copy transmit" below): the CRC pass is then the only time the
+ * CPU touches the payload.
  *
  * SQ slots stay owned by the kernel from consumption to completion, so
  * completions retire in posting order (ORD-*) even though a Read ends
@@ -89,7 +89,9 @@ enum xiw_fin {
  *
  * Headers, trailers and markers of a zero-copy batch are in a page of
  * their own (tx->zpage), which the skbs reference like the payload; it
- * is reused once nothing else holds it.
+ * is reused once nothing else holds it. Without such a page a batch is
+ * copied (no msg_ubuf): the message still completes through its ubuf,
+ * which the skbs of its other batches hold.
  *
  * struct xiw_zc_ctx outlives the QP (skbs may stay in an orphaned socket
  * after the QP is gone): the callbacks reach the QP only through it,
@@ -153,7 +155,6 @@ struct xiw_tx {
 	/* zero-copy */
 	struct xiw_zc_ctx *zc_ctx;	/* NULL: this connection copies */
 	struct page *zpage;	/* a zero-copy batch's own bytes */
-	u8 *broom;		/* the batch's: room or zpage */
 	struct mpa_marker *bmrk;	/* the batch's: mrk or in zpage */
 };
 
@@ -522,16 +523,17 @@ static int xiw_tx_emit_kaddr(struct xiw_qp *qp, const void *p, u32 len,
 
 /*
  * A page for a zero-copy batch's own bytes: the last one again if no
- * skb holds it any more, else a fresh one.
+ * skb holds it any more, else a fresh one; NULL if none can be had.
  */
-static int xiw_tx_zpage(struct xiw_tx *tx)
+static u8 *xiw_tx_zpage(struct xiw_tx *tx)
 {
-	if (tx->zpage && page_ref_count(tx->zpage) == 1)
-		return 0;
-	if (tx->zpage)
+	if (tx->zpage && page_ref_count(tx->zpage) != 1) {
 		put_page(tx->zpage);
-	tx->zpage = alloc_page(GFP_KERNEL);
-	return tx->zpage ? 0 : -ENOMEM;
+		tx->zpage = NULL;
+	}
+	if (!tx->zpage)
+		tx->zpage = alloc_page(GFP_KERNEL);
+	return tx->zpage ? page_address(tx->zpage) : NULL;
 }
 
 /*
@@ -547,20 +549,18 @@ static int xiw_tx_build(struct xiw_qp *qp)
 	int max = mrk ? XIW_TX_BVECS_MRK : XIW_TX_BVECS;
 	u32 room = xiw_tx_room(qp, m->hdr_len);
 	u32 spos0 = tx->spos;
+	u8 *hroom = m->zc ? xiw_tx_zpage(tx) : NULL;
 	int nbv = 0, f;
 
-	tx->broom = tx->room;
 	tx->bmrk = tx->mrk;
-	if (m->zc) {
-		if (xiw_tx_zpage(tx))
-			return -ENOMEM;
-		tx->broom = page_address(tx->zpage);
-		tx->bmrk = (struct mpa_marker *)(tx->broom + XIW_TX_FPDUS *
+	if (hroom)
+		tx->bmrk = (struct mpa_marker *)(hroom + XIW_TX_FPDUS *
 						 XIW_TX_HDR_ROOM);
-	}
+	else
+		hroom = tx->room;	/* copied by TCP */
 	tx->nmrk = 0;
 	for (f = 0; f < XIW_TX_FPDUS; f++) {
-		u8 *h = tx->broom + f * XIW_TX_HDR_ROOM;
+		u8 *h = hroom + f * XIW_TX_HDR_ROOM;
 		u32 chunk = min(m->len - m->sent, room);
 		bool last = m->sent + chunk == m->len;
 		struct iwarp_ctrl *c = (struct iwarp_ctrl *)h;
@@ -634,7 +634,7 @@ static int xiw_tx_build(struct xiw_qp *qp)
 	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv,
 		      tx->spos - spos0);
 	/* Zero-copy: the skbs reference the pages and this message's ubuf. */
-	if (m->zc)
+	if (hroom != tx->room)
 		tx->mh.msg_ubuf = &m->zc->u;
 	tx->busy = true;
 	tx->batch_ends_msg = m->sent == m->len;
