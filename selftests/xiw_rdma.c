@@ -749,6 +749,25 @@ static int xz_param(const char *name, int val)
 	return sh("echo %d > " XZ_PARAMS "%s", val, name);
 }
 
+/* netem on lo's root with ARGS (delay, loss); 0, or a failed shell. */
+static int xz_netem(const char *args)
+{
+	return sh("modprobe sch_netem && tc qdisc add dev lo root netem %s",
+		  args);
+}
+
+/* Post one signalled 8 KiB Write and wait for it; its time, or -1. */
+static long long xz_timed_write(struct xr_side *c, struct xr_side *s,
+				uint64_t id, struct ibv_wc *wc)
+{
+	long long t0 = now_ms();
+
+	if (xr_post(c, IBV_WR_RDMA_WRITE, id, 0, 8192, 0, s, XZ_HALF) ||
+	    xr_poll(c->cq, wc, 1, XR_WAIT_MS) != 1)
+		return -1;
+	return now_ms() - t0;
+}
+
 /* The xiw module's reference count; -1 if unreadable. */
 static long xz_module_refs(void)
 {
@@ -898,26 +917,21 @@ TEST_F_TIMEOUT(zcopy, sizes_and_counters, 300)
 #define XZ_DELAY	400
 TEST_F(zcopy, completion_waits_for_ack)
 {
-	long long t0, zc_ms, copy_ms;
+	long long zc_ms, copy_ms;
 	struct ibv_wc wc;
+	char delay[32];
 
-	if (sh("modprobe sch_netem && tc qdisc add dev lo root netem delay %dms",
-	       XZ_DELAY))
+	snprintf(delay, sizeof(delay), "delay %dms", XZ_DELAY);
+	if (xz_netem(delay))
 		SKIP(return, "no netem on lo");
 	xr_fill(self->c->buf, 8192, self->seed);
-	t0 = now_ms();
-	ASSERT_EQ(0, xr_post(self->c, IBV_WR_RDMA_WRITE, 1, 0, 8192, 0,
-			     self->s, XZ_HALF));
-	ASSERT_EQ(1, xr_poll(self->c->cq, &wc, 1, XR_WAIT_MS));
-	zc_ms = now_ms() - t0;
+	zc_ms = xz_timed_write(self->c, self->s, 1, &wc);
+	ASSERT_LE(0, zc_ms) TH_LOG("the zero-copy Write never completed");
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
 
 	ASSERT_EQ(0, xz_param("tx_zcopy", 0));
-	t0 = now_ms();
-	ASSERT_EQ(0, xr_post(self->c, IBV_WR_RDMA_WRITE, 2, 0, 8192, 0,
-			     self->s, XZ_HALF));
-	ASSERT_EQ(1, xr_poll(self->c->cq, &wc, 1, XR_WAIT_MS));
-	copy_ms = now_ms() - t0;
+	copy_ms = xz_timed_write(self->c, self->s, 2, &wc);
+	ASSERT_LE(0, copy_ms) TH_LOG("the copied Write never completed");
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
 	TH_LOG("zero-copy Write completed after %lld ms, copied after %lld ms (delay %d ms each way)",
 	       zc_ms, copy_ms, XZ_DELAY);
@@ -941,7 +955,7 @@ TEST_F_TIMEOUT(zcopy, rewrite_after_completion_under_loss, 300)
 	struct ibv_wc wc[2];
 	int round;
 
-	if (sh("modprobe sch_netem && tc qdisc add dev lo root netem loss 5%%"))
+	if (xz_netem("loss 5%"))
 		SKIP(return, "no netem on lo");
 	r0 = xz_tcp_stat("RetransSegs");
 	ASSERT_LE(0, r0);
@@ -979,7 +993,7 @@ TEST_F(zcopy, disconnect_with_writes_in_flight)
 	struct ibv_wc wc[8];
 	int i, n = 0;
 
-	if (sh("modprobe sch_netem && tc qdisc add dev lo root netem delay 300ms"))
+	if (xz_netem("delay 300ms"))
 		SKIP(return, "no netem on lo");
 	for (i = 0; i < 8; i++)
 		ASSERT_EQ(0, xr_post(self->c, IBV_WR_RDMA_WRITE, 0x70 + i,
@@ -1013,7 +1027,7 @@ TEST_F(zcopy, disconnect_during_read_response)
 {
 	struct ibv_wc wc;
 
-	if (sh("modprobe sch_netem && tc qdisc add dev lo root netem delay 200ms"))
+	if (xz_netem("delay 200ms"))
 		SKIP(return, "no netem on lo");
 	xr_fill(self->s->buf, XZ_HALF, self->seed);
 	ASSERT_EQ(0, xr_post(self->c, IBV_WR_RDMA_READ, 0x4d, XZ_HALF,
