@@ -73,7 +73,7 @@ module_param(max_ord, uint, 0644);
 MODULE_PARM_DESC(max_ord,
 		 "Most outbound RDMA Reads a QP may have in flight (ORD, max_qp_init_rd_atom), 1 to 128 (default 128), for devices created after");
 
-/* The IRD and ORD limits now in force: the parameters, within 1..128. */
+/* The limits a device being created takes: the parameters, in 1..128. */
 u32 xiw_max_ird(void)
 {
 	return clamp_t(u32, READ_ONCE(max_ird), 1, XIW_MAX_IRD);
