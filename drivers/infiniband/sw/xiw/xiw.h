@@ -77,6 +77,7 @@ struct xiw_device {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_mr;
+	atomic_t num_conn;		/* xiw_cm.c: allocated, not released */
 	struct xarray qp_xa;		/* QP number -> xiw_qp */
 	struct xarray mr_xa;		/* STag index -> xiw_mr */
 	u32 qp_next, mr_next;		/* cyclic allocation cursors */
@@ -238,6 +239,7 @@ struct xiw_qp {
 	bool sig_all;
 	u8 ird, ord;
 	int access;			/* IB_ACCESS_REMOTE_* granted */
+	bool access_set;		/* by the consumer: see xiw_modify_qp */
 	bool kernel;			/* no user rings: a kernel consumer */
 
 	/* SQ entries between consumption and completion, under sq_lock */
@@ -456,6 +458,7 @@ extern const struct ib_device_ops xiw_cm_ops;
 extern struct workqueue_struct *xiw_data_wq;
 int xiw_cm_init(void);
 void xiw_cm_exit(void);
+void xiw_cm_dev_stop(struct xiw_device *xdev);
 int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
 int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
 int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len);

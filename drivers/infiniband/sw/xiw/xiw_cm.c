@@ -16,9 +16,24 @@
  * at most one DISCONNECT and then exactly one CLOSE.
  *
  * References: a conn is referenced by its creator until closed, by each
- * queued run of its work, and by an attached QP (qp->conn). The conn holds
- * the iw_cm_id (cm_id->add_ref) while it may still raise events, and the
- * QP (xiw_qp_get) while attached to it.
+ * queued run of its work, by its pending timer, by an attached QP
+ * (qp->conn), by a listener's list (struct xiw_listen) and, from
+ * CONNECT_REQUEST to accept or reject, by the iw_cm's new cm_id. The conn
+ * holds the iw_cm_id (cm_id->add_ref) while it may still raise events,
+ * the QP (xiw_qp_get) while attached to it, and its listener while it is
+ * a passive connection in start-up.
+ *
+ * Teardown: every conn is on xiw_conns from allocation to release, so
+ * one that nobody else would end is still found: a passive one waiting
+ * for its MPA Request when its listener goes (xiw_listen_free), any one
+ * left when its device goes (xiw_cm_dev_stop, which then waits until the
+ * device has no conn left), and any one whose socket lives in a network
+ * namespace that is going away (pernet pre_exit). Kernel sockets hold no
+ * reference on their namespace.
+ *
+ * Locks: conn->lock of a passive conn in start-up nests the listener's
+ * (taken to raise CONNECT_REQUEST on the listener's cm_id), never the
+ * other way round; listeners have their own lock class for lockdep.
  */
 #include <linux/crc32c.h>
 #include <linux/inet.h>
@@ -109,11 +124,15 @@ enum {
 };
 
 struct xiw_listen {
-	struct list_head conns;	/* one xiw_conn per bound address */
+	struct list_head conns;	/* one xiw_conn per bound address, each
+				 * referenced by the list
+				 */
 };
 
 struct xiw_conn {
 	struct kref ref;
+	struct list_head all;		/* on xiw_conns, under its lock */
+	struct net *net;		/* its socket's (not referenced) */
 	struct mutex lock;		/* state and all below; see the top */
 	struct xiw_device *xdev;
 	struct iw_cm_id *cm_id;		/* referenced while set */
@@ -124,6 +143,11 @@ struct xiw_conn {
 	enum xiw_conn_state state;
 	bool active;
 	bool peer_closed;		/* FIN seen: DISCONNECT raised */
+	/* Listener: passive conns waiting for their MPA Request, at most
+	 * 'backlog' of them; the rest wait in TCP's accept queue.
+	 */
+	int backlog;
+	atomic_t nwait;
 	bool fin_sent;			/* graceful close under way */
 	unsigned long events;
 	struct work_struct work;
@@ -142,11 +166,23 @@ struct xiw_conn {
 	void (*saved_write_space)(struct sock *sk);
 };
 
+static LIST_HEAD(xiw_conns);
+static DEFINE_SPINLOCK(xiw_conns_lock);	/* xiw_conns; BH-safe: a last put
+					 * may come from a socket callback
+					 */
+static struct lock_class_key xiw_listen_lock_key;
+
 static void xiw_conn_release(struct kref *ref)
 {
 	struct xiw_conn *conn = container_of(ref, struct xiw_conn, ref);
+	struct xiw_device *xdev = conn->xdev;
 
+	spin_lock_bh(&xiw_conns_lock);
+	list_del(&conn->all);
+	spin_unlock_bh(&xiw_conns_lock);
 	kfree(conn);
+	if (atomic_dec_and_test(&xdev->num_conn))
+		wake_up_var(&xdev->num_conn);
 }
 
 static void xiw_conn_put(struct xiw_conn *conn)
@@ -179,6 +215,11 @@ static struct xiw_conn *xiw_conn_alloc(struct xiw_device *xdev)
 	INIT_LIST_HEAD(&conn->entry);
 	INIT_WORK(&conn->work, xiw_conn_work);
 	INIT_DELAYED_WORK(&conn->timer, xiw_conn_timeout);
+	atomic_set(&conn->nwait, 0);
+	atomic_inc(&xdev->num_conn);
+	spin_lock_bh(&xiw_conns_lock);
+	list_add_tail(&conn->all, &xiw_conns);
+	spin_unlock_bh(&xiw_conns_lock);
 	return conn;
 }
 
@@ -221,9 +262,16 @@ static void xiw_conn_stop_timer(struct xiw_conn *conn)
  * writing, so once it returns no callback is running or can start.
  */
 
+/*
+ * The conn of sk, or NULL. A socket accepted from a listener starts as a
+ * clone of it, with its callbacks and sk_user_data, until xiw_sk_attach
+ * makes it ours: the listener's conn is not that socket's.
+ */
 static struct xiw_conn *xiw_sk_conn(struct sock *sk)
 {
-	return sk->sk_user_data;
+	struct xiw_conn *conn = sk->sk_user_data;
+
+	return conn && conn->sock && conn->sock->sk == sk ? conn : NULL;
 }
 
 static void xiw_sk_data_ready(struct sock *sk)
@@ -268,14 +316,26 @@ static void xiw_sk_state_change(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
-static void xiw_sk_attach(struct xiw_conn *conn)
+/*
+ * Take over the socket's callbacks. An accepted socket inherited its
+ * listener's, which are ours: it gets back the ones the listener had
+ * before us, so that nothing of this module stays on a socket that
+ * outlives the conn (an orphan in FIN_WAIT, after rmmod).
+ */
+static void xiw_sk_attach(struct xiw_conn *conn, const struct xiw_conn *parent)
 {
 	struct sock *sk = conn->sock->sk;
 
 	write_lock_bh(&sk->sk_callback_lock);
-	conn->saved_data_ready = sk->sk_data_ready;
-	conn->saved_state_change = sk->sk_state_change;
-	conn->saved_write_space = sk->sk_write_space;
+	if (parent) {
+		conn->saved_data_ready = parent->saved_data_ready;
+		conn->saved_state_change = parent->saved_state_change;
+		conn->saved_write_space = parent->saved_write_space;
+	} else {
+		conn->saved_data_ready = sk->sk_data_ready;
+		conn->saved_state_change = sk->sk_state_change;
+		conn->saved_write_space = sk->sk_write_space;
+	}
 	sk->sk_data_ready = xiw_sk_data_ready;
 	sk->sk_state_change = xiw_sk_state_change;
 	sk->sk_write_space = xiw_sk_write_space;
@@ -349,6 +409,16 @@ static void xiw_conn_drop_cm_id(struct xiw_conn *conn)
 }
 
 /*
+ * A passive conn of lconn left the wait for its MPA Request: room for
+ * the next one in TCP's accept queue.
+ */
+static void xiw_conn_unwait(struct xiw_conn *lconn)
+{
+	if (atomic_dec_return(&lconn->nwait) == lconn->backlog - 1)
+		xiw_conn_event(lconn, XIW_EV_ACCEPT);
+}
+
+/*
  * The end of a connection, in the conn's work. Stops the data path,
  * releases the socket (abortively: with a reset; a graceful close has
  * already exchanged FINs), moves the QP to ERR and raises CLOSE if the
@@ -389,6 +459,8 @@ static void xiw_conn_end(struct xiw_conn *conn, bool abort, bool drain)
 			      abort ? -ECONNRESET : 0, NULL, 0);
 	xiw_conn_drop_cm_id(conn);
 	if (conn->listener) {
+		if (old == XIW_CONN_REQ_WAIT)
+			xiw_conn_unwait(conn->listener);
 		xiw_conn_put(conn->listener);
 		conn->listener = NULL;
 	}
@@ -724,6 +796,7 @@ static void xiw_conn_request(struct xiw_conn *conn)
 	lid = conn->listener->cm_id;
 	if (lid && conn->listener->state == XIW_CONN_LISTEN) {
 		conn->state = XIW_CONN_REQ_RCVD;
+		xiw_conn_unwait(conn->listener);
 		/* A reference for the iw_cm's new cm_id, until accept/reject. */
 		kref_get(&conn->ref);
 		rv = xiw_cm_upcall(conn, lid, IW_CM_EVENT_CONNECT_REQUEST, 0,
@@ -734,19 +807,27 @@ static void xiw_conn_request(struct xiw_conn *conn)
 		rv = -ENOTCONN;
 	}
 	mutex_unlock(&conn->listener->lock);
-	if (rv) {
-		conn->state = XIW_CONN_REQ_WAIT;
+	if (rv)
 		xiw_conn_close(conn, true);
-	}
 }
 
-/* A listening socket has connections to accept. */
+/*
+ * A listening socket has connections to accept: take them while fewer
+ * than the listen backlog wait for their MPA Request; the others wait in
+ * TCP's accept queue, whose own limit then applies to new ones. The new
+ * conn is not locked (that would nest a child's lock inside its
+ * listener's, the reverse of xiw_conn_request): nothing reaches it before
+ * xiw_sk_attach, and from then on it may end at any time, so a reference
+ * of our own keeps it until its first event is queued.
+ */
 static void xiw_conn_accept_tcp(struct xiw_conn *lconn)
 {
 	struct socket *sock;
 	struct xiw_conn *conn;
 
+	lockdep_assert_held(&lconn->lock);
 	while (lconn->state == XIW_CONN_LISTEN &&
+	       atomic_read(&lconn->nwait) < lconn->backlog &&
 	       !kernel_accept(lconn->sock, &sock, O_NONBLOCK)) {
 		conn = xiw_conn_alloc(lconn->xdev);
 		if (!conn) {
@@ -754,15 +835,17 @@ static void xiw_conn_accept_tcp(struct xiw_conn *lconn)
 			continue;
 		}
 		kref_get(&lconn->ref);
+		atomic_inc(&lconn->nwait);
 		conn->listener = lconn;
+		conn->net = lconn->net;
 		conn->sock = sock;
 		conn->state = XIW_CONN_REQ_WAIT;
-		mutex_lock(&conn->lock);
-		xiw_sk_attach(conn);
+		kref_get(&conn->ref);
+		xiw_sk_attach(conn, lconn);
 		xiw_conn_arm_timer(conn);
-		mutex_unlock(&conn->lock);
 		/* Data may have arrived before the callbacks were ours. */
 		xiw_conn_event(conn, XIW_EV_DATA);
+		xiw_conn_put(conn);
 	}
 }
 
@@ -916,6 +999,7 @@ int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	rv = xiw_sock_create(xdev, laddr->ss_family, &conn->sock);
 	if (rv)
 		goto err_free;
+	conn->net = xiw_net(xdev);
 	rv = kernel_bind(conn->sock, (struct sockaddr *)laddr,
 			 laddr->ss_family == AF_INET ?
 			 sizeof(struct sockaddr_in) :
@@ -951,7 +1035,7 @@ int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	conn->cm_id = cm_id;
 	cm_id->provider_data = conn;
 	conn->state = XIW_CONN_CONNECTING;
-	xiw_sk_attach(conn);
+	xiw_sk_attach(conn, NULL);
 	xiw_conn_arm_timer(conn);
 	rv = kernel_connect(conn->sock, (struct sockaddr *)raddr,
 			    raddr->ss_family == AF_INET ?
@@ -969,14 +1053,34 @@ int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 		xiw_conn_put(conn);
 		return rv;
 	}
-	mutex_unlock(&conn->lock);
-	/* Connected at once (loopback): the state callback may have run. */
+	/*
+	 * Connected at once (loopback): the state callback may have run.
+	 * Queued under the lock: once it is dropped a reset may end the
+	 * conn and drop the last reference we could count on.
+	 */
 	xiw_conn_event(conn, XIW_EV_STATE);
+	mutex_unlock(&conn->lock);
 	return 0;
 
 err_sock:
 	sock_release(conn->sock);
 err_free:
+	xiw_conn_put(conn);
+	return rv;
+}
+
+/*
+ * A failed accept: the iw_cm raises no event and calls neither accept
+ * nor reject again for this cm_id, so the connection ends here (with a
+ * reset) and the CONNECT_REQUEST's reference goes.
+ */
+static int xiw_iw_accept_refuse(struct iw_cm_id *cm_id,
+				struct xiw_conn *conn, int rv)
+{
+	mutex_lock(&conn->lock);
+	cm_id->provider_data = NULL;
+	xiw_conn_close(conn, true);
+	mutex_unlock(&conn->lock);
 	xiw_conn_put(conn);
 	return rv;
 }
@@ -996,16 +1100,17 @@ int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	    param->private_data_len > MPA_MAX_PD - sizeof(v2)) {
 		ibdev_dbg(cm_id->device, "accept: ird %u ord %u pd %u refused\n",
 			  param->ird, param->ord, param->private_data_len);
-		return -EINVAL;
+		return xiw_iw_accept_refuse(cm_id, conn, -EINVAL);
 	}
 	ibqp = xiw_get_qp(cm_id->device, param->qpn);
 	if (!ibqp)
-		return -EINVAL;
+		return xiw_iw_accept_refuse(cm_id, conn, -EINVAL);
 
 	mutex_lock(&conn->lock);
 	if (conn->state != XIW_CONN_REQ_RCVD) {
+		/* The peer is gone already (the conn has ended). */
 		mutex_unlock(&conn->lock);
-		return -ECONNRESET;
+		return xiw_iw_accept_refuse(cm_id, conn, -ECONNRESET);
 	}
 	xiw_qp_get(to_xqp(ibqp));
 	conn->qp = to_xqp(ibqp);
@@ -1065,12 +1170,10 @@ fail_rts:
 	xiw_conn_put(conn);
 	return 0;
 fail:
-	conn->state = XIW_CONN_REQ_WAIT;
+	/* Not RTS: the close raises no CLOSE for this cm_id. */
 	xiw_conn_drop_cm_id(conn);
-	xiw_conn_close(conn, true);
 	mutex_unlock(&conn->lock);
-	xiw_conn_put(conn);
-	return rv;
+	return xiw_iw_accept_refuse(cm_id, conn, rv);
 }
 
 int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len)
@@ -1088,7 +1191,6 @@ int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len)
 			     MPA_FLAG_R | (conn->mpa.crc ? MPA_FLAG_C : 0),
 			     conn->v2 ? &v2 : NULL, pd, pd_len);
 		xiw_count(conn->xdev, MPA_REJECTS_SENT);
-		conn->state = XIW_CONN_REQ_WAIT;
 		/* Let the Reply reach the peer before the FIN. */
 		kernel_sock_shutdown(conn->sock, SHUT_WR);
 		xiw_conn_close(conn, false);
@@ -1108,9 +1210,12 @@ static int xiw_listen_one(struct xiw_device *xdev, struct iw_cm_id *cm_id,
 
 	if (!conn)
 		return -ENOMEM;
+	lockdep_set_class(&conn->lock, &xiw_listen_lock_key);
 	rv = xiw_sock_create(xdev, addr->sa_family, &conn->sock);
 	if (rv)
 		goto err;
+	conn->net = xiw_net(xdev);
+	conn->backlog = max(backlog, 1);
 	if (addr->sa_family == AF_INET6)
 		ip6_sock_set_v6only(conn->sock->sk);
 	if (ifindex) {
@@ -1128,11 +1233,12 @@ static int xiw_listen_one(struct xiw_device *xdev, struct iw_cm_id *cm_id,
 	cm_id->add_ref(cm_id);
 	conn->cm_id = cm_id;
 	conn->state = XIW_CONN_LISTEN;
-	xiw_sk_attach(conn);
-	mutex_unlock(&conn->lock);
+	xiw_sk_attach(conn, NULL);
+	kref_get(&conn->ref);	/* the list's */
 	list_add_tail(&conn->entry, &l->conns);
 	/* Connections queued before our callback was in place. */
 	xiw_conn_event(conn, XIW_EV_ACCEPT);
+	mutex_unlock(&conn->lock);
 	return 0;
 
 err_sock:
@@ -1143,18 +1249,58 @@ err:
 	return rv;
 }
 
+/*
+ * End every conn match() selects (abortively), each found on xiw_conns,
+ * referenced under its lock, and asked again under its own lock. Conns
+ * in IDLE belong to a verb still setting them up.
+ */
+static void xiw_conns_end(bool (*match)(const struct xiw_conn *conn,
+					const void *arg),
+			  const void *arg)
+{
+	struct xiw_conn *conn;
+	enum xiw_conn_state st;
+
+again:
+	spin_lock_bh(&xiw_conns_lock);
+	list_for_each_entry(conn, &xiw_conns, all) {
+		st = READ_ONCE(conn->state);
+		if (st == XIW_CONN_IDLE || st == XIW_CONN_CLOSED ||
+		    !match(conn, arg) || !kref_get_unless_zero(&conn->ref))
+			continue;
+		spin_unlock_bh(&xiw_conns_lock);
+		mutex_lock(&conn->lock);
+		if (conn->state != XIW_CONN_CLOSED && match(conn, arg))
+			xiw_conn_close(conn, true);
+		mutex_unlock(&conn->lock);
+		xiw_conn_put(conn);
+		goto again;
+	}
+	spin_unlock_bh(&xiw_conns_lock);
+}
+
+static bool xiw_conn_waits_on(const struct xiw_conn *conn, const void *lconn)
+{
+	return conn->listener == lconn &&
+	       READ_ONCE(conn->state) == XIW_CONN_REQ_WAIT;
+}
+
+/*
+ * Close the listening sockets, then the passive conns that were still
+ * waiting for their MPA Request: nobody has heard of those yet, and
+ * nothing else would end them before their timer.
+ */
 static void xiw_listen_free(struct xiw_listen *l)
 {
 	struct xiw_conn *conn, *next;
 
 	list_for_each_entry_safe(conn, next, &l->conns, entry) {
 		list_del_init(&conn->entry);
-		/* The close drops the creator's reference, maybe the last. */
-		kref_get(&conn->ref);
 		mutex_lock(&conn->lock);
 		xiw_conn_close(conn, false);
 		mutex_unlock(&conn->lock);
-		xiw_conn_put(conn);
+		xiw_conns_end(xiw_conn_waits_on, conn);
+		xiw_conn_put(conn);	/* the list's reference */
 	}
 	kfree(l);
 }
@@ -1211,22 +1357,67 @@ int xiw_iw_destroy_listen(struct iw_cm_id *cm_id)
 	return 0;
 }
 
+static bool xiw_conn_of_dev(const struct xiw_conn *conn, const void *xdev)
+{
+	return conn->xdev == xdev;
+}
+
+/*
+ * The device is going (dealloc_driver: its clients, rdma_cm and the
+ * iw_cm among them, are gone): end what is left of its conns, then wait
+ * until every one is released, since each uses the device's counters
+ * and netdev until then.
+ */
+void xiw_cm_dev_stop(struct xiw_device *xdev)
+{
+	xiw_conns_end(xiw_conn_of_dev, xdev);
+	wait_var_event(&xdev->num_conn, !atomic_read(&xdev->num_conn));
+}
+
+static bool xiw_conn_in_net(const struct xiw_conn *conn, const void *net)
+{
+	return conn->net == net;
+}
+
+/* A namespace is going: its sockets must not outlive it. */
+static void __net_exit xiw_cm_net_pre_exit(struct net *net)
+{
+	xiw_conns_end(xiw_conn_in_net, net);
+}
+
+static struct pernet_operations xiw_cm_net_ops = {
+	.pre_exit = xiw_cm_net_pre_exit,
+};
+
 int xiw_cm_init(void)
 {
+	int rv;
+
 	xiw_cm_wq = alloc_workqueue("xiw_cm", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!xiw_cm_wq)
 		return -ENOMEM;
 	xiw_data_wq = alloc_workqueue("xiw_data",
 				      WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!xiw_data_wq) {
-		destroy_workqueue(xiw_cm_wq);
-		return -ENOMEM;
+		rv = -ENOMEM;
+		goto err_cm_wq;
 	}
+	rv = register_pernet_subsys(&xiw_cm_net_ops);
+	if (rv)
+		goto err_data_wq;
 	return 0;
+
+err_data_wq:
+	destroy_workqueue(xiw_data_wq);
+err_cm_wq:
+	destroy_workqueue(xiw_cm_wq);
+	return rv;
 }
 
+/* After xiw_dev_exit: no device, so no conn, is left. */
 void xiw_cm_exit(void)
 {
+	unregister_pernet_subsys(&xiw_cm_net_ops);
 	destroy_workqueue(xiw_data_wq);
 	destroy_workqueue(xiw_cm_wq);
 }

@@ -52,6 +52,7 @@ void xiw_dealloc_driver(struct ib_device *ibdev)
 	list_del_init(&xdev->list);
 	spin_unlock(&xiw_devices_lock);
 	rtnl_unlock();
+	xiw_cm_dev_stop(xdev);
 	netdev_put(xdev->netdev, &xdev->netdev_tracker);
 	xiw_counters_free(xdev);
 }
