@@ -443,8 +443,17 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 	}
 
-	if (mask & IB_QP_ACCESS_FLAGS)
-		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_ACCESS_FLAGS) {
+		WRITE_ONCE(qp->access, attr->qp_access_flags);
+		/*
+		 * No rights on the way into INIT is what rdma_cm sets when it
+		 * knows none yet (an active side before its iw_cm id exists):
+		 * the connection then brings the iw_cm's. Any other setting is
+		 * the consumer's own and is kept as it is.
+		 */
+		qp->access_set = !(attr->qp_access_flags == 0 &&
+				   (mask & IB_QP_STATE) && new == IB_QPS_INIT);
+	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		qp->ord = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
@@ -792,11 +801,13 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	}
 	/*
 	 * rdma_cm sets no remote rights on a QP it moves to INIT before its
-	 * iw_cm id exists (every active side); the iw_cm's own INIT rights
-	 * are remote read and write. A connection gets those: the MRs'
-	 * rights remain the real gate.
+	 * iw_cm id exists (every active side), and never again for iWARP;
+	 * the iw_cm's own INIT rights are remote read and write. A QP whose
+	 * rights nobody chose gets those; rights a consumer set stay as set.
 	 */
-	qp->access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
+	if (!qp->access_set)
+		WRITE_ONCE(qp->access, IB_ACCESS_REMOTE_WRITE |
+				       IB_ACCESS_REMOTE_READ);
 	spin_lock_bh(&w->lock);
 	w->sock = sock;
 	w->mpa = *mpa;

@@ -448,7 +448,7 @@ static void xiw_rx_write_hdr(struct xiw_rx *rx)
 	rx->tgt = XIW_TGT_NONE;
 	if (!rx->data_len)
 		return;		/* DDP-05: nothing to check */
-	if (!(qp->access & IB_ACCESS_REMOTE_WRITE)) {
+	if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_WRITE)) {
 		xiw_rx_error(rx, TERM_RDMAP_PROT, 0x02, true);
 		return;
 	}
@@ -531,7 +531,7 @@ static void xiw_rx_read_req(struct xiw_rx *rx)
 		return;
 	}
 	if (len) {		/* RDMAP-02: zero length checks nothing */
-		if (!(qp->access & IB_ACCESS_REMOTE_READ)) {
+		if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_READ)) {
 			xiw_rx_error(rx, TERM_RDMAP_PROT, 0x02, true);
 			return;
 		}
