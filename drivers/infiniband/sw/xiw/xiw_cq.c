@@ -105,6 +105,14 @@ void xiw_cq_add(struct xiw_cq *cq, const struct xiw_cqe *cqe)
 	smp_store_release(&slot->flags, cqe->flags | XIW_SLOT_VALID);
 	cq->ring.prod++;
 
+	/*
+	 * Store (the CQE) then load (the arm word), against the consumer's
+	 * store (arm) then load (poll): each side needs a full barrier in
+	 * between, or both may miss the other's store and the event is
+	 * lost. Ours is this one; the provider's arm is a sequentially
+	 * consistent store, and a kernel consumer arms under cq->lock.
+	 */
+	smp_mb();
 	/* The arm word is user memory: any value but these two is no arm. */
 	notify = READ_ONCE(ctrl->cq_notify);
 	if (notify == XIW_CQ_NOTIFY_NEXT ||
