@@ -66,7 +66,9 @@ enum xiw_src {
 enum xiw_fin {
 	XIW_FIN_NONE,
 	XIW_FIN_SQ,		/* complete SQ entry sq_idx */
-	XIW_FIN_IRQ,		/* retire the IRQ head */
+	XIW_FIN_IRQ,		/* retire the IRQ head (before its last
+				 * FPDU goes to TCP: xiw_tx_pass)
+				 */
 	XIW_FIN_TERM,		/* the Terminate: nothing follows */
 	XIW_FIN_IMMDT,		/* an Immediate Data message follows */
 };
@@ -1085,11 +1087,6 @@ static void xiw_tx_finish(struct xiw_qp *qp)
 		if (!m->zc)
 			xiw_sq_done(qp, m->sq_idx, IB_WC_SUCCESS);
 		break;
-	case XIW_FIN_IRQ:
-		spin_lock_bh(&w->lock);
-		w->irq_head++;
-		spin_unlock_bh(&w->lock);
-		break;
 	default:
 		break;
 	}
@@ -1129,7 +1126,7 @@ static bool xiw_tx_more(struct xiw_qp *qp)
 
 	u32 owed = READ_ONCE(w->irq_tail) - READ_ONCE(w->irq_head);
 
-	/* The Response being sent stays in the IRQ until it is out. */
+	/* The Response being sent stays in the IRQ until its last batch. */
 	if (qp->tx->msg.active && qp->tx->msg.fin == XIW_FIN_IRQ)
 		owed--;
 	if (owed)
@@ -1150,6 +1147,22 @@ static void xiw_tx_set_busy(struct xiw_qp *qp, u32 busy)
 		 */
 		smp_mb();
 	}
+}
+
+/*
+ * The batch just built ends a Read Response: its Read leaves the IRQ now,
+ * before the last FPDU reaches TCP. Over a fast path TCP can deliver it,
+ * and the requester can complete its Read and send the next one, before
+ * our push returns; with IRD 1 that next Read must find the IRQ free.
+ */
+static void xiw_tx_irq_retire(struct xiw_qp *qp)
+{
+	struct xiw_wire *w = &qp->wire;
+
+	spin_lock_bh(&w->lock);
+	w->irq_head++;
+	spin_unlock_bh(&w->lock);
+	qp->tx->msg.fin = XIW_FIN_NONE;
 }
 
 /* One pass over the work queued. Must hold pass_lock. */
@@ -1191,6 +1204,8 @@ static void xiw_tx_pass(struct xiw_qp *qp)
 				xiw_qp_error(qp, IB_EVENT_QP_FATAL);
 				break;
 			}
+			if (tx->batch_ends_msg && tx->msg.fin == XIW_FIN_IRQ)
+				xiw_tx_irq_retire(qp);
 		}
 		rv = xiw_tx_push(qp, xiw_tx_more(qp));
 		if (rv == -EAGAIN)
