@@ -452,6 +452,156 @@ TEST_F(conn, disconnect_flushes_peer)
 		ASSERT_EQ(IBV_QPS_ERR, qa.qp_state);
 }
 
+/*
+ * Remote rights a consumer gives its QP hold for the connection. rdma_cm
+ * sets none on an active QP (and none later, for iWARP), so a QP nobody
+ * gave rights gets the iw_cm's, remote read and write; rights set on the
+ * client's QP before it connects are kept as they are, and the server's
+ * Write or Read into the client is allowed or refused by them.
+ */
+FIXTURE(access) {
+	struct xr_link link;
+	struct xr_net net;
+	struct xr_pair p;
+};
+
+FIXTURE_VARIANT(access) {
+	bool set;
+	int access;
+	enum ibv_wr_opcode op;
+	enum ibv_wc_status want;
+};
+
+FIXTURE_VARIANT_ADD(access, unset_write_allowed) {
+	.op = IBV_WR_RDMA_WRITE, .want = IBV_WC_SUCCESS,
+};
+FIXTURE_VARIANT_ADD(access, unset_read_allowed) {
+	.op = IBV_WR_RDMA_READ, .want = IBV_WC_SUCCESS,
+};
+FIXTURE_VARIANT_ADD(access, read_only_write_refused) {
+	.set = true, .access = IBV_ACCESS_REMOTE_READ,
+	.op = IBV_WR_RDMA_WRITE, .want = IBV_WC_REM_ACCESS_ERR,
+};
+FIXTURE_VARIANT_ADD(access, read_only_read_allowed) {
+	.set = true, .access = IBV_ACCESS_REMOTE_READ,
+	.op = IBV_WR_RDMA_READ, .want = IBV_WC_SUCCESS,
+};
+FIXTURE_VARIANT_ADD(access, write_only_read_refused) {
+	.set = true, .access = IBV_ACCESS_REMOTE_WRITE,
+	.op = IBV_WR_RDMA_READ, .want = IBV_WC_REM_ACCESS_ERR,
+};
+FIXTURE_VARIANT_ADD(access, none_write_refused) {
+	.set = true, .access = 0,
+	.op = IBV_WR_RDMA_WRITE, .want = IBV_WC_REM_ACCESS_ERR,
+};
+
+FIXTURE_SETUP(access)
+{
+	struct xr_opts o = { .buflen = 8192, .wr = 8, .sge = 1, .rd_atom = 1,
+			     .cli_access_set = variant->set,
+			     .cli_access = variant->access };
+	char why[320];
+
+	ASSERT_EQ(0, open_pairs(&self->link, &self->net, &self->p, 1, &o,
+				why, sizeof(why))) TH_LOG("%s", why);
+}
+
+FIXTURE_TEARDOWN(access)
+{
+	xr_pairs_fini(&self->p, 1);
+	xr_net_fini(&self->net);
+}
+
+TEST_F(access, remote_op_into_client)
+{
+	int want = variant->set ? variant->access :
+		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr qa;
+	struct ibv_wc wc;
+
+	if (xr_is_siw())	/* siw records a QP's rights, never checks them */
+		SKIP(return, "siw does not enforce QP access rights");
+	ASSERT_EQ(0, ibv_query_qp(self->p.cli.qp, &qa, IBV_QP_ACCESS_FLAGS,
+				  &init));
+	ASSERT_EQ(want, (int)qa.qp_access_flags);
+	xr_fill(self->p.cli.buf, 4096, 7);
+	xr_fill(self->p.srv.buf, 4096, 9);
+	ASSERT_EQ(0, xr_post(&self->p.srv, variant->op, 0xacc, 0, 4096, 0,
+			     &self->p.cli, 0));
+	ASSERT_EQ(1, xr_poll(self->p.srv.cq, &wc, 1, XR_WAIT_MS));
+	if (variant->op == IBV_WR_RDMA_READ) {
+		ASSERT_EQ(variant->want, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+		if (variant->want == IBV_WC_SUCCESS)
+			ASSERT_EQ(-1, xr_check(self->p.srv.buf, 4096, 7));
+		return;
+	}
+	/*
+	 * A Write completes at its requester once sent; a refusal comes
+	 * back as a Terminate, which ends the connection: a Read posted
+	 * after it then fails.
+	 */
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_EQ(0, xr_post(&self->p.srv, IBV_WR_RDMA_READ, 0xacd, 0, 1, 0,
+			     &self->p.cli, 0));
+	ASSERT_EQ(1, xr_poll(self->p.srv.cq, &wc, 1, XR_WAIT_MS));
+	if (variant->want == IBV_WC_SUCCESS) {
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+		ASSERT_EQ(-1, xr_check(self->p.cli.buf, 4096, 9));
+	} else {
+		ASSERT_NE(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+		/* Refused: the client's memory is as it was. */
+		ASSERT_EQ(-1, xr_check(self->p.cli.buf, 4096, 7));
+	}
+}
+
+/*
+ * RDMA Reads at IRD and ORD 1, each posted as soon as the previous one
+ * completed (qperf -cm1 rc_rdma_read_lat): the responder must have
+ * counted the previous Read as answered by the time its requester has
+ * the whole Response, or the next one looks like an IRD overrun.
+ */
+FIXTURE(ird1) {
+	struct xr_link link;
+	struct xr_net net;
+	struct xr_pair p;
+};
+
+FIXTURE_SETUP(ird1)
+{
+	struct xr_opts o = { .buflen = 8192, .wr = 8, .sge = 1, .rd_atom = 1 };
+	char why[320];
+
+	ASSERT_EQ(0, open_pairs(&self->link, &self->net, &self->p, 1, &o,
+				why, sizeof(why))) TH_LOG("%s", why);
+}
+
+FIXTURE_TEARDOWN(ird1)
+{
+	xr_pairs_fini(&self->p, 1);
+	xr_net_fini(&self->net);
+}
+
+TEST_F_TIMEOUT(ird1, reads_back_to_back, 300)
+{
+	static const size_t sizes[] = { 0, 1, 64, 4096, 8192 };
+	struct ibv_wc wc;
+	int i;
+
+	xr_fill(self->p.srv.buf, 8192, 3);
+	for (i = 0; i < 2000; i++) {
+		size_t len = sizes[i % 5];
+
+		ASSERT_EQ(0, xr_post(&self->p.cli, IBV_WR_RDMA_READ, i, 0, len,
+				     0, &self->p.srv, 0));
+		ASSERT_EQ(1, xr_poll(self->p.cli.cq, &wc, 1, XR_WAIT_MS))
+			TH_LOG("Read %d: no completion", i);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
+			TH_LOG("Read %d of %zu bytes: %s", i, len, xr_wc_str(&wc));
+	}
+	ASSERT_EQ(-1, xr_check(self->p.cli.buf, 8192, 3));
+}
+
 /* One RDMA Write of 64 MiB, then a Send; the sink is checked in full. */
 TEST_F_TIMEOUT(conn, write_64mib, 180)
 {

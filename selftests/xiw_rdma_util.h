@@ -298,6 +298,9 @@ struct xr_opts {
 	int sge;
 	int rd_atom;	/* ORD and IRD asked for */
 	bool srq;	/* receives through an SRQ of wr entries */
+	/* The client's QP is given these remote rights before it connects. */
+	bool cli_access_set;
+	int cli_access;
 };
 
 /* The listener and the two event channels, shared by all pairs. */
@@ -556,6 +559,15 @@ static int xr_cli_event(struct xr_net *n, struct xr_pair *p, int count,
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		if (xr_side_init(n, &x->cli, ev->id, o))
 			return -1;
+		if (o->cli_access_set) {
+			struct ibv_qp_attr qa = {
+				.qp_access_flags = (unsigned int)o->cli_access,
+			};
+
+			if (ibv_modify_qp(x->cli.qp, &qa, IBV_QP_ACCESS_FLAGS))
+				return xr_fail(n, "ibv_modify_qp access %#x: %s",
+					       o->cli_access, strerror(errno));
+		}
 		pd[0] = htonl(XR_MAGIC);
 		pd[1] = htonl((uint32_t)(x - p));
 		xr_conn_param(&cp, o, pd);
