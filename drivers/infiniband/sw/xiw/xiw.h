@@ -245,6 +245,12 @@ struct xiw_qp {
 	/* SQ entries between consumption and completion, under sq_lock */
 	struct xiw_sq_pend *sq_pend;	/* sq.num entries */
 	u32 sq_comp;			/* next to complete; <= sq.cons */
+	/*
+	 * The wire holds both queues (RTS until xiw_qp_stop_wire): an ERR
+	 * or RESET flush waits for it. Written under state_lock and both
+	 * queue locks; read under either queue lock.
+	 */
+	bool wq_held;
 
 	/* The wire, see xiw_cm.c, xiw_tx.c, xiw_rx.c. */
 	struct xiw_conn *conn;		/* under state_lock */

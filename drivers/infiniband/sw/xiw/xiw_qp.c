@@ -330,6 +330,46 @@ void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
+/*
+ * ERR flushes both queues, RESET empties them without completions; but
+ * while the wire holds them (qp->wq_held: from RTS until
+ * xiw_qp_stop_wire) the transmit and receive paths may still be reading
+ * an SQ entry's buffers or writing a receive's or a Read's sink, so the
+ * flush waits for xiw_qp_stop_wire. A completion tells the consumer the
+ * buffer is its own again (ib_drain_qp and then free, for a kernel
+ * ULP): none may come while we still touch it. Must hold both queue
+ * locks.
+ */
+static void xiw_qp_flush(struct xiw_qp *qp)
+{
+	bool complete = qp->state == IB_QPS_ERR;
+
+	lockdep_assert_held(&qp->sq_lock);
+	lockdep_assert_held(&qp->rq_lock);
+	if (qp->wq_held ||
+	    (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET))
+		return;
+	xiw_sq_drain(qp, complete);
+	xiw_rq_drain(qp, complete);
+}
+
+/*
+ * The wire takes the queues (RTS) or lets go of them, flushing what an
+ * ERR or RESET left for it. Must hold state_lock.
+ */
+static void xiw_qp_hold_queues(struct xiw_qp *qp, bool hold)
+{
+	unsigned long irqflags;
+
+	lockdep_assert_held(&qp->state_lock);
+	spin_lock_irqsave(&qp->sq_lock, irqflags);
+	spin_lock(&qp->rq_lock);
+	qp->wq_held = hold;
+	xiw_qp_flush(qp);
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
+}
+
 /* Must hold state_lock. */
 static void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
 {
@@ -352,11 +392,9 @@ static void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
 	/*
 	 * Entering ERR flushes what is queued (later posts are flushed at
 	 * their doorbell); RESET empties the queues without completions.
+	 * Both once the wire lets go of them.
 	 */
-	if (state == IB_QPS_ERR || state == IB_QPS_RESET) {
-		xiw_sq_drain(qp, state == IB_QPS_ERR);
-		xiw_rq_drain(qp, state == IB_QPS_ERR);
-	}
+	xiw_qp_flush(qp);
 	spin_unlock(&qp->rq_lock);
 	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 	/*
@@ -681,7 +719,8 @@ static int xiw_post_send_kernel(struct xiw_qp *qp, const struct ib_send_wr *wr,
 	}
 	/* Nothing will send in ERR: flush what we queued, as for users. */
 	if (qp->state == IB_QPS_ERR) {
-		xiw_sq_drain(qp, true);
+		if (!qp->wq_held)
+			xiw_sq_drain(qp, true);
 		posted = false;
 	}
 out:
@@ -715,7 +754,7 @@ static int xiw_post_recv_kernel(struct xiw_qp *qp, const struct ib_recv_wr *wr,
 		if (rv)
 			break;
 	}
-	if (qp->state == IB_QPS_ERR)
+	if (qp->state == IB_QPS_ERR && !qp->wq_held)
 		xiw_rq_drain(qp, true);
 out:
 	spin_unlock_irqrestore(&qp->rq_lock, irqflags);
@@ -743,7 +782,7 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->sq_lock, irqflags);
-	if (qp->state == IB_QPS_ERR)
+	if (qp->state == IB_QPS_ERR && !qp->wq_held)
 		xiw_sq_drain(qp, true);
 	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 	xiw_tx_doorbell(qp);
@@ -763,7 +802,7 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq_lock, irqflags);
-	if (qp->state == IB_QPS_ERR)
+	if (qp->state == IB_QPS_ERR && !qp->wq_held)
 		xiw_rq_drain(qp, true);
 	spin_unlock_irqrestore(&qp->rq_lock, irqflags);
 	return 0;
@@ -833,6 +872,7 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	xiw_rx_start(qp);
 	xiw_tx_start(qp);
 	WRITE_ONCE(qp->err_ev, XIW_NO_EVENT);
+	xiw_qp_hold_queues(qp, true);
 	xiw_qp_set_state(qp, IB_QPS_RTS);
 	xiw_tx_kick(qp);
 out:
@@ -863,6 +903,10 @@ void xiw_qp_stop_wire(struct xiw_qp *qp, bool drain)
 	}
 	w->orq_head = w->orq_tail;
 	spin_unlock_bh(&w->lock);
+	/* Nothing reads or writes a work request's buffers any more. */
+	mutex_lock(&qp->state_lock);
+	xiw_qp_hold_queues(qp, false);
+	mutex_unlock(&qp->state_lock);
 }
 
 /* From the CM: the connection is gone; the QP ends in ERR. */

@@ -225,6 +225,14 @@ static u32 xiw_rx_hdr_len(u8 op, bool tagged)
 }
 
 /* Take a receive WQE for a new Send (copied once, then checked). */
+/* Receives complete normally only in RTS and SQD. */
+static bool xiw_rx_live(const struct xiw_qp *qp)
+{
+	enum ib_qp_state st = READ_ONCE(qp->state);
+
+	return st == IB_QPS_RTS || st == IB_QPS_SQD;
+}
+
 static int xiw_rx_take_rqe(struct xiw_rx *rx)
 {
 	struct xiw_qp *qp = rx->qp;
@@ -275,7 +283,7 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 	} else {
 		spin_lock_irqsave(&qp->rq_lock, irqflags);
 		slot = xiw_ring_slot(&qp->rq, qp->rq.cons);
-		if (qp->state == IB_QPS_ERR ||
+		if (!xiw_rx_live(qp) ||
 		    /* Acquire: pairs with the producer's release. */
 		    !(smp_load_acquire(&slot->flags) & XIW_SLOT_VALID)) {
 			spin_unlock_irqrestore(&qp->rq_lock, irqflags);
@@ -354,12 +362,19 @@ static void xiw_rx_complete_rqe(struct xiw_rx *rx, u8 opcode, u8 status,
 	rx->rq_active = false;
 	xiw_rx_put_rq_mrs(rx);
 	if (qp->srq) {
+		/* Taken from the SRQ: this QP's to complete, flushed if not live. */
+		if (!xiw_rx_live(qp))
+			cqe.status = IB_WC_WR_FLUSH_ERR;
 		xiw_cq_add(qp->rcq, &cqe);
 		return;
 	}
 	spin_lock_irqsave(&qp->rq_lock, irqflags);
-	/* In ERR the flush has completed this WQE already. */
-	if (qp->state != IB_QPS_ERR) {
+	/*
+	 * Out of RTS and SQD (ERR, or a RESET in mid-message) the WQE is the
+	 * flush's: it stays at the head of the RQ, and xiw_qp_stop_wire
+	 * flushes or discards it with the rest, in order.
+	 */
+	if (xiw_rx_live(qp)) {
 		struct xiw_rqe *slot = xiw_ring_slot(&qp->rq, qp->rq.cons);
 
 		/* Release: hand the slot back once we are done with it. */
