@@ -1194,6 +1194,92 @@ TEST_F(zcopy, disconnect_during_read_response)
 	self->s->mr = NULL;
 }
 
+/*
+ * A completion hands a buffer back to its owner: after it, nothing may
+ * write there (a kernel ULP frees its buffers once ib_drain_qp returns).
+ * The receiver moves its QP to ERR in the middle of an inbound 4 MiB
+ * Send slowed down on lo, or in the middle of its own 4 MiB Read's
+ * Response; the flush completion must come only once placement has
+ * stopped, so the sink must not change after it.
+ */
+FIXTURE(errflush) {
+	struct xr_link link;
+	struct xr_net net;
+	struct xr_pair p;
+};
+
+FIXTURE_VARIANT(errflush) {
+	bool read;	/* the client's Read, else the server's Send */
+};
+
+FIXTURE_VARIANT_ADD(errflush, receive) { .read = false };
+FIXTURE_VARIANT_ADD(errflush, read_sink) { .read = true };
+
+#define XF_LEN	(4u << 20)
+
+/* Eight bytes of the pattern (never all zero) are in at p. */
+static bool xf_arrived(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, (const void *)p, sizeof(v));
+	return v != 0;
+}
+
+FIXTURE_SETUP(errflush)
+{
+	struct xr_opts o = { .buflen = 2 * XF_LEN, .wr = 4, .sge = 1,
+			     .rd_atom = 1 };
+	char why[320];
+
+	sh("tc qdisc del dev lo root >/dev/null 2>&1");
+	ASSERT_EQ(0, open_pairs(&self->link, &self->net, &self->p, 1, &o,
+				why, sizeof(why))) TH_LOG("%s", why);
+	ASSERT_EQ(0, xz_netem("rate 40mbit"));
+}
+
+FIXTURE_TEARDOWN(errflush)
+{
+	sh("tc qdisc del dev lo root >/dev/null 2>&1");
+	xr_pairs_fini(&self->p, 1);
+	xr_net_fini(&self->net);
+}
+
+TEST_F_TIMEOUT(errflush, sink_quiet_after_flush, 120)
+{
+	struct xr_side *c = &self->p.cli, *s = &self->p.srv;
+	struct xr_side *sink = variant->read ? c : s;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	uint8_t *snap = malloc(XF_LEN);
+	struct ibv_wc wc;
+	long long t0;
+
+	ASSERT_NE(NULL, snap);
+	xr_fill(variant->read ? s->buf : c->buf + XF_LEN, XF_LEN, 5);
+	if (variant->read) {
+		ASSERT_EQ(0, xr_post(c, IBV_WR_RDMA_READ, 0xe1, 0, XF_LEN, 0,
+				     s, 0));
+	} else {
+		ASSERT_EQ(0, xr_recv(s, 0xe1, 0, XF_LEN));
+		ASSERT_EQ(0, xr_post(c, IBV_WR_SEND, 0xe2, XF_LEN, XF_LEN, 0,
+				     NULL, 0));
+	}
+	/* Mid-message: the sink's first 64 KiB are in, not yet its last. */
+	t0 = now_ms();
+	while (!xf_arrived(sink->buf + 65528) && now_ms() - t0 < XR_WAIT_MS)
+		usleep(1000);
+	ASSERT_TRUE(xf_arrived(sink->buf + 65528)) TH_LOG("the message never started");
+	ASSERT_EQ(0, ibv_modify_qp(sink->qp, &qa, IBV_QP_STATE));
+	ASSERT_EQ(1, xr_poll(sink->cq, &wc, 1, XR_WAIT_MS));
+	memcpy(snap, sink->buf, XF_LEN);
+	EXPECT_EQ(0xe1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	usleep(500 * 1000);
+	ASSERT_EQ(0, memcmp(snap, sink->buf, XF_LEN))
+		TH_LOG("the sink changed after its flush completion");
+	free(snap);
+}
+
 /* The last fixture's link, once every test process is gone. */
 static void __attribute__((destructor)) purge(void)
 {
