@@ -279,6 +279,8 @@ struct xiw_mr {
 	struct ib_mr ibmr;
 	enum xiw_mr_type type;
 	struct ib_umem *umem;		/* XIW_MR_USER */
+	struct page **upages;		/* XIW_MR_USER: its pinned pages */
+	size_t nupages;
 	int access;
 	/*
 	 * One reference owned by the registration, one for each data path
