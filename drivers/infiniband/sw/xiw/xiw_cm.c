@@ -48,6 +48,7 @@
 #include <rdma/iw_cm.h>
 
 #include "xiw.h"
+#include "xiw_fault.h"
 #include "xiw_wire.h"
 
 static bool mpa_crc = true;
@@ -203,10 +204,12 @@ void xiw_cm_conn_put(struct xiw_conn *conn)
 static void xiw_conn_work(struct work_struct *work);
 static void xiw_conn_timeout(struct work_struct *work);
 
-static struct xiw_conn *xiw_conn_alloc(struct xiw_device *xdev)
+static struct xiw_conn *xiw_conn_alloc(struct xiw_device *xdev,
+				       enum xiw_fault_site site)
 {
-	struct xiw_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	struct xiw_conn *conn;
 
+	conn = xiw_fault(site) ? NULL : kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn)
 		return NULL;
 	kref_init(&conn->ref);
@@ -548,7 +551,8 @@ static int xiw_mpa_send(struct xiw_conn *conn, const char *key, u8 flags,
 
 	if (total > MPA_MAX_PD)
 		return -EINVAL;
-	f = kzalloc(sizeof(*f) + total, GFP_KERNEL);
+	f = xiw_fault(XIW_FAULT_MPA_FRAME) ? NULL :
+		kzalloc(sizeof(*f) + total, GFP_KERNEL);
 	if (!f)
 		return -ENOMEM;
 	memcpy(f->key, key, MPA_KEY_LEN);
@@ -829,7 +833,7 @@ static void xiw_conn_accept_tcp(struct xiw_conn *lconn)
 	while (lconn->state == XIW_CONN_LISTEN &&
 	       atomic_read(&lconn->nwait) < lconn->backlog &&
 	       !kernel_accept(lconn->sock, &sock, O_NONBLOCK)) {
-		conn = xiw_conn_alloc(lconn->xdev);
+		conn = xiw_conn_alloc(lconn->xdev, XIW_FAULT_CONN_ACCEPT);
 		if (!conn) {
 			sock_release(sock);
 			continue;
@@ -943,9 +947,12 @@ static struct net *xiw_net(struct xiw_device *xdev)
 static int xiw_sock_create(struct xiw_device *xdev, int family,
 			   struct socket **sock)
 {
-	int rv = sock_create_kern(xiw_net(xdev), family, SOCK_STREAM,
-				  IPPROTO_TCP, sock);
+	int rv;
 
+	if (xiw_fault(XIW_FAULT_SOCK))
+		return -ENOMEM;
+	rv = sock_create_kern(xiw_net(xdev), family, SOCK_STREAM, IPPROTO_TCP,
+			      sock);
 	if (rv)
 		return rv;
 	(*sock)->sk->sk_reuse = SK_CAN_REUSE;
@@ -976,7 +983,7 @@ int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	ibqp = xiw_get_qp(cm_id->device, param->qpn);
 	if (!ibqp)
 		return -EINVAL;
-	conn = xiw_conn_alloc(xdev);
+	conn = xiw_conn_alloc(xdev, XIW_FAULT_CONN_CONNECT);
 	if (!conn)
 		return -ENOMEM;
 	conn->active = true;
@@ -1205,7 +1212,7 @@ static int xiw_listen_one(struct xiw_device *xdev, struct iw_cm_id *cm_id,
 			  struct xiw_listen *l, struct sockaddr *addr,
 			  int addrlen, int backlog, int ifindex)
 {
-	struct xiw_conn *conn = xiw_conn_alloc(xdev);
+	struct xiw_conn *conn = xiw_conn_alloc(xdev, XIW_FAULT_CONN_LISTEN);
 	int rv;
 
 	if (!conn)
@@ -1330,7 +1337,7 @@ int xiw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 		return -EAFNOSUPPORT;
 	if (xiw_addr_any(laddr))
 		ifindex = READ_ONCE(xdev->netdev->ifindex);
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	l = xiw_fault(XIW_FAULT_LISTEN) ? NULL : kzalloc(sizeof(*l), GFP_KERNEL);
 	if (!l)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&l->conns);

@@ -21,6 +21,7 @@
 #include <uapi/rdma/rdma_netlink.h>
 
 #include "xiw.h"
+#include "xiw_fault.h"
 
 /* Indexed by enum xiw_counter; the names users and tests see. */
 static const struct rdma_stat_desc xiw_counter_descs[XIW_CNT_NUM] = {
@@ -60,6 +61,8 @@ static const struct rdma_stat_desc xiw_counter_descs[XIW_CNT_NUM] = {
 
 int xiw_counters_alloc(struct xiw_device *xdev)
 {
+	if (xiw_fault(XIW_FAULT_DEV_COUNTERS))
+		return -ENOMEM;
 	xdev->counters = alloc_percpu(struct xiw_counters);
 	return xdev->counters ? 0 : -ENOMEM;
 }
@@ -412,14 +415,17 @@ static int xiw_counter_bind_qp(struct rdma_counter *ctr, struct ib_qp *ibqp)
 			goto out;
 		}
 	} else {
-		qpc = kzalloc(sizeof(*qpc), GFP_KERNEL);
+		qpc = xiw_fault(XIW_FAULT_QP_COUNTER) ? NULL :
+			kzalloc(sizeof(*qpc), GFP_KERNEL);
 		if (!qpc) {
 			rv = -ENOMEM;
 			goto out;
 		}
 		qpc->ibdev = ibqp->device;
 		INIT_LIST_HEAD(&qpc->qps);
-		rv = xa_alloc(&xiw_qpc_xa, &id, qpc, xa_limit_31b, GFP_KERNEL);
+		rv = xiw_fault(XIW_FAULT_QP_COUNTER_ID) ? -ENOMEM :
+			xa_alloc(&xiw_qpc_xa, &id, qpc, xa_limit_31b,
+				 GFP_KERNEL);
 		if (rv) {
 			kfree(qpc);
 			goto out;

@@ -6,11 +6,13 @@
 #include <rdma/rdma_netlink.h>
 
 #include "xiw.h"
+#include "xiw_fault.h"
 
 static int __init xiw_init(void)
 {
 	int rv;
 
+	xiw_fault_init();
 	rv = xiw_cm_init();
 	if (rv)
 		goto err;
@@ -22,6 +24,7 @@ static int __init xiw_init(void)
 err_cm:
 	xiw_cm_exit();
 err:
+	xiw_fault_exit();
 	return rv;
 }
 
@@ -29,6 +32,7 @@ static void __exit xiw_exit(void)
 {
 	xiw_dev_exit();
 	xiw_cm_exit();
+	xiw_fault_exit();
 }
 
 module_init(xiw_init);

@@ -36,6 +36,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "xiw.h"
+#include "xiw_fault.h"
 
 #define XIW_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
@@ -59,7 +60,7 @@ static struct xiw_mr *xiw_mr_alloc(struct xiw_device *xdev,
 
 	if (!xiw_count_get(&xdev->num_mr, XIW_MAX_MR))
 		return ERR_PTR(-ENOMEM);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = xiw_fault(XIW_FAULT_MR) ? NULL : kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr) {
 		atomic_dec(&xdev->num_mr);
 		return ERR_PTR(-ENOMEM);
@@ -105,8 +106,9 @@ static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr)
 	u32 idx;
 	int rv;
 
-	rv = xa_alloc_cyclic(&xdev->mr_xa, &idx, NULL, XIW_ID_LIMIT,
-			     &xdev->mr_next, GFP_KERNEL);
+	rv = xiw_fault(XIW_FAULT_MR_ID) ? -ENOMEM :
+		xa_alloc_cyclic(&xdev->mr_xa, &idx, NULL, XIW_ID_LIMIT,
+				&xdev->mr_next, GFP_KERNEL);
 	if (rv < 0)
 		return rv;
 	mr->stag = idx << 8 | get_random_u8();
@@ -129,7 +131,8 @@ static int xiw_mr_user_pages(struct xiw_mr *mr)
 	size_t n = ib_umem_num_pages(mr->umem), i = 0;
 	struct sg_page_iter it;
 
-	mr->upages = kvmalloc_array(n, sizeof(*mr->upages), GFP_KERNEL);
+	mr->upages = xiw_fault(XIW_FAULT_MR_PAGES) ? NULL :
+		kvmalloc_array(n, sizeof(*mr->upages), GFP_KERNEL);
 	if (!mr->upages)
 		return -ENOMEM;
 	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &it, 0) {
@@ -157,7 +160,8 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	mr = xiw_mr_alloc(xdev, XIW_MR_USER, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	umem = ib_umem_get(ibpd->device, start, len, access);
+	umem = xiw_fault(XIW_FAULT_MR_UMEM) ? ERR_PTR(-ENOMEM) :
+		ib_umem_get(ibpd->device, start, len, access);
 	if (IS_ERR(umem)) {
 		rv = PTR_ERR(umem);
 		goto err_free;
@@ -223,7 +227,8 @@ struct ib_mr *xiw_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	/* One allocation for both lists, see struct xiw_mr. */
-	mr->pages = kvcalloc(2 * (size_t)max_num_sg, sizeof(u64), GFP_KERNEL);
+	mr->pages = xiw_fault(XIW_FAULT_MR_FRMR_LIST) ? NULL :
+		kvcalloc(2 * (size_t)max_num_sg, sizeof(u64), GFP_KERNEL);
 	if (!mr->pages) {
 		rv = -ENOMEM;
 		goto err_free;

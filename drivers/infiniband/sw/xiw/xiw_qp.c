@@ -15,6 +15,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "xiw.h"
+#include "xiw_fault.h"
 
 #define XIW_QP_ATTR_MASK (IB_QP_STATE | IB_QP_CUR_STATE | \
 			  IB_QP_ACCESS_FLAGS | IB_QP_PKEY_INDEX | \
@@ -93,15 +94,17 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->cap = *cap;
 
 	spin_lock_init(&qp->wire.lock);
-	qp->sq_pend = kvcalloc(qp->sq.num, sizeof(*qp->sq_pend), GFP_KERNEL);
+	qp->sq_pend = xiw_fault(XIW_FAULT_QP_SQ_PEND) ? NULL :
+		kvcalloc(qp->sq.num, sizeof(*qp->sq_pend), GFP_KERNEL);
 	rv = qp->sq_pend ? xiw_tx_create(qp) : -ENOMEM;
 	if (!rv)
 		rv = xiw_rx_create(qp);
 	if (rv)
 		goto err_wire;
 
-	rv = xa_alloc_cyclic(&xdev->qp_xa, &id, qp, XIW_ID_LIMIT,
-			     &xdev->qp_next, GFP_KERNEL);
+	rv = xiw_fault(XIW_FAULT_QP_ID) ? -ENOMEM :
+		xa_alloc_cyclic(&xdev->qp_xa, &id, qp, XIW_ID_LIMIT,
+				&xdev->qp_next, GFP_KERNEL);
 	if (rv < 0)
 		goto err_wire;
 	ibqp->qp_num = id;
@@ -826,8 +829,13 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	struct xiw_irq_entry *irq;
 	int rv = 0;
 
-	orq = kcalloc(norq, sizeof(*orq), GFP_KERNEL);
-	irq = kcalloc(nirq, sizeof(*irq), GFP_KERNEL);
+	if (!xiw_fault(XIW_FAULT_WIRE_RINGS)) {
+		orq = kcalloc(norq, sizeof(*orq), GFP_KERNEL);
+		irq = kcalloc(nirq, sizeof(*irq), GFP_KERNEL);
+	} else {
+		orq = NULL;
+		irq = NULL;
+	}
 	mutex_lock(&qp->state_lock);
 	if (!orq || !irq) {
 		rv = -ENOMEM;

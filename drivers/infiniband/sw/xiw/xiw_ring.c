@@ -10,6 +10,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "xiw.h"
+#include "xiw_fault.h"
 
 static size_t xiw_ring_bytes(u32 num, u32 slot_size)
 {
@@ -30,7 +31,7 @@ int xiw_ring_alloc(struct xiw_ring *ring, u32 num, u32 slot_size,
 	int rv;
 
 	memset(ring, 0, sizeof(*ring));
-	ring->mem = vmalloc_user(bytes);
+	ring->mem = xiw_fault(XIW_FAULT_RING) ? NULL : vmalloc_user(bytes);
 	if (!ring->mem)
 		return -ENOMEM;
 	ring->ctrl = ring->mem;
@@ -40,7 +41,7 @@ int xiw_ring_alloc(struct xiw_ring *ring, u32 num, u32 slot_size,
 		return 0;
 
 	uctx = rdma_udata_to_drv_context(udata, struct xiw_ucontext, ibuc);
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = xiw_fault(XIW_FAULT_RING_MMAP) ? NULL : kzalloc(sizeof(*e), GFP_KERNEL);
 	if (!e) {
 		rv = -ENOMEM;
 		goto err_mem;

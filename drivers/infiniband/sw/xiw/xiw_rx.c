@@ -37,6 +37,7 @@
 #include <net/tcp.h>
 
 #include "xiw.h"
+#include "xiw_fault.h"
 
 #define XIW_RX_BVECS	32
 #define XIW_RX_STEPS	768	/* parse steps per run before yielding */
@@ -122,8 +123,9 @@ struct xiw_rx {
 
 int xiw_rx_create(struct xiw_qp *qp)
 {
-	struct xiw_rx *rx = kzalloc(sizeof(*rx), GFP_KERNEL);
+	struct xiw_rx *rx;
 
+	rx = xiw_fault(XIW_FAULT_RX) ? NULL : kzalloc(sizeof(*rx), GFP_KERNEL);
 	if (!rx)
 		return -ENOMEM;
 	rx->qp = qp;

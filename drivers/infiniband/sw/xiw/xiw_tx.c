@@ -33,6 +33,7 @@
 #include <net/tcp.h>
 
 #include "xiw.h"
+#include "xiw_fault.h"
 
 #define XIW_TX_FPDUS		16	/* FPDUs handed to TCP at once */
 #define XIW_TX_BVECS		(XIW_TX_FPDUS * 6)
@@ -166,8 +167,9 @@ static_assert(XIW_TX_FPDUS * XIW_TX_HDR_ROOM +
 
 int xiw_tx_create(struct xiw_qp *qp)
 {
-	struct xiw_tx *tx = kzalloc(sizeof(*tx), GFP_KERNEL);
+	struct xiw_tx *tx;
 
+	tx = xiw_fault(XIW_FAULT_TX) ? NULL : kzalloc(sizeof(*tx), GFP_KERNEL);
 	if (!tx)
 		return -ENOMEM;
 	tx->room = kzalloc(XIW_TX_FPDUS * XIW_TX_HDR_ROOM, GFP_KERNEL);
@@ -298,7 +300,7 @@ static void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 	for (i = 0; i < m->nsge; i++)
 		if (m->mr[i] && m->mr[i]->type != XIW_MR_USER)
 			return;
-	z = kzalloc(sizeof(*z), GFP_KERNEL);
+	z = xiw_fault(XIW_FAULT_ZC_MSG) ? NULL : kzalloc(sizeof(*z), GFP_KERNEL);
 	if (!z)
 		return;		/* copied instead */
 	z->u.callback = xiw_zc_callback;
@@ -533,7 +535,7 @@ static u8 *xiw_tx_zpage(struct xiw_tx *tx)
 		put_page(tx->zpage);
 		tx->zpage = NULL;
 	}
-	if (!tx->zpage)
+	if (!tx->zpage && !xiw_fault(XIW_FAULT_ZC_PAGE))
 		tx->zpage = alloc_page(GFP_KERNEL);
 	return tx->zpage ? page_address(tx->zpage) : NULL;
 }
@@ -1283,7 +1285,8 @@ void xiw_tx_start(struct xiw_qp *qp)
 	for (i = 0; i < DDP_NUM_QN; i++)
 		tx->msn[i] = 1;		/* DDP-03 */
 	xiw_tx_zc_detach(tx);
-	tx->zc_ctx = kzalloc(sizeof(*tx->zc_ctx), GFP_KERNEL);
+	tx->zc_ctx = xiw_fault(XIW_FAULT_ZC_CTX) ? NULL :
+		kzalloc(sizeof(*tx->zc_ctx), GFP_KERNEL);
 	if (tx->zc_ctx) {		/* else this connection copies */
 		refcount_set(&tx->zc_ctx->ref, 1);
 		spin_lock_init(&tx->zc_ctx->lock);
