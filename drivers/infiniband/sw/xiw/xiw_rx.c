@@ -8,7 +8,8 @@
  * length alone, however TCP cut the stream (MPA-24). Every header is
  * copied into rx->hdr and checked before anything is placed; payload is
  * copied straight from the socket's buffers into the target pages (one
- * copy) and the CRC is computed over what was placed. With markers (RFC 5044
+ * copy) and the CRC is computed over the socket's bytes, not the target,
+ * which its owner may change at once. With markers (RFC 5044
  * section 4.3) every read stops at the next marker position; the marker
  * is read aside, checked against the FPDU start the lengths gave, and
  * joins the CRC in stream order, so placement stays direct. A message
@@ -29,6 +30,7 @@
  * needs no lock of its own. Nothing here sleeps: a fatal error that needs
  * the QP's state mutex is handed to a work item (xiw_qp_error_defer()).
  */
+#include <linux/crc32.h>
 #include <linux/crc32c.h>
 #include <linux/highmem.h>
 #include <linux/net.h>
@@ -78,8 +80,8 @@ struct xiw_rx {
 	/*
 	 * The target pieces of the payload not yet placed, mapped once per
 	 * FPDU (or per stretch between markers) and used up over as many
-	 * skb slices as it takes: mapping walks the MR's page list, which
-	 * for a large user MR costs far more than a slice's copy.
+	 * skb slices as it takes: mapping takes the MR's lock and builds
+	 * the pieces, which costs more than most slices' copies.
 	 */
 	u32 bv_n;
 	u32 bv_len, bv_done;	/* bytes mapped, bytes placed of those */
@@ -726,25 +728,26 @@ static void xiw_rx_consumed(struct xiw_rx *rx, u32 n)
 	rx->bytes -= min(rx->bytes, n);
 }
 
-/* CRC32c over len placed bytes of the mapping, from byte 'from' of it. */
-static void xiw_rx_crc_mapped(struct xiw_rx *rx, u32 from, u32 len)
+/*
+ * CRC32c over socket buffer bytes, with the skb checksum walker: its
+ * 'update' continues a CRC over each piece, its 'combine' appends a
+ * piece CRC'd from 0 (a frag_list skb) to what came before.
+ */
+static __wsum xiw_rx_crc_update(const void *p, int len, __wsum crc)
 {
-	u32 i;
-
-	for (i = 0; i < rx->bv_n && len; i++) {
-		struct bio_vec v = rx->bv[i];
-
-		if (from >= v.bv_len) {
-			from -= v.bv_len;
-			continue;
-		}
-		v.bv_offset += from;
-		v.bv_len = min(len, v.bv_len - from);
-		rx->crc = xiw_mpa_crc_bvec(rx->crc, &v, v.bv_len);
-		len -= v.bv_len;
-		from = 0;
-	}
+	return (__force __wsum)crc32c((__force u32)crc, p, len);
 }
+
+static __wsum xiw_rx_crc_combine(__wsum crc, __wsum crc2, int off, int len)
+{
+	return (__force __wsum)__crc32c_le_combine((__force u32)crc,
+						   (__force u32)crc2, len);
+}
+
+static const struct skb_checksum_ops xiw_rx_crc_ops = {
+	.update = xiw_rx_crc_update,
+	.combine = xiw_rx_crc_combine,
+};
 
 /*
  * Place payload into the target, straight from the socket buffer (the
@@ -785,8 +788,16 @@ static int xiw_rx_data(struct xiw_rx *rx)
 		rx->dead = true;
 		return -EIO;
 	}
+	/*
+	 * The CRC is over the bytes as they came, in the socket buffer,
+	 * not as they now are in the target: that is the consumer's memory,
+	 * which it may already be changing (a poll on the last byte of a
+	 * Write, answered in place, as qperf's rc_rdma_write_poll_lat does).
+	 */
 	if (qp->wire.mpa.crc)
-		xiw_rx_crc_mapped(rx, rx->bv_done, len);
+		rx->crc = (__force u32)__skb_checksum(rx->skb, rx->skb_off, len,
+						      (__force __wsum)rx->crc,
+						      &xiw_rx_crc_ops);
 	rx->bv_done += len;
 	/* The last byte placed: the MR held for the mapping may go. */
 	if (rx->bv_done == rx->bv_len)
