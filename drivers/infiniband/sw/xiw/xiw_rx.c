@@ -758,6 +758,7 @@ static int xiw_rx_data(struct xiw_rx *rx)
 {
 	struct xiw_qp *qp = rx->qp;
 	struct iov_iter it;
+	bool last;
 	u32 len;
 	int n, i, rv;
 
@@ -782,7 +783,23 @@ static int xiw_rx_data(struct xiw_rx *rx)
 	len = min(rx->bv_len - rx->bv_done, rx->skb_left);
 	iov_iter_bvec(&it, ITER_DEST, rx->bv, rx->bv_n, rx->bv_len);
 	iov_iter_advance(&it, rx->bv_done);
-	rv = skb_copy_datagram_iter(rx->skb, rx->skb_off, &it, len);
+	/*
+	 * The last byte of a tagged message is placed last, on its own: a
+	 * consumer polling it (the usual way to see an RDMA Write arrive;
+	 * qperf's rc_rdma_write_poll_lat) must find the rest of the message
+	 * in place once it sees it, and must not have that byte written
+	 * again after it reacted. One copy may store its bytes in any order,
+	 * some of them twice.
+	 */
+	last = rx->last && rx->data_got + len == rx->data_len &&
+	       (rx->tgt == XIW_TGT_WRITE || rx->tgt == XIW_TGT_READ_RESP);
+	rv = skb_copy_datagram_iter(rx->skb, rx->skb_off, &it, len - last);
+	if (!rv && last) {
+		/* The rest is stored before the last byte; no load pairs. */
+		smp_wmb();
+		rv = skb_copy_datagram_iter(rx->skb, rx->skb_off + len - 1,
+					    &it, 1);
+	}
 	if (rv) {
 		/* The slice TCP handed us is shorter than it said. */
 		rx->dead = true;
