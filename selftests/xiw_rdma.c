@@ -24,6 +24,7 @@
  * segment or FPDU. 64 KiB and 1 MiB span many FPDUs; one test moves
  * 64 MiB (slow under TCG, so only once).
  */
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
@@ -600,6 +601,186 @@ TEST_F_TIMEOUT(ird1, reads_back_to_back, 300)
 			TH_LOG("Read %d of %zu bytes: %s", i, len, xr_wc_str(&wc));
 	}
 	ASSERT_EQ(-1, xr_check(self->p.cli.buf, 8192, 3));
+}
+
+/*
+ * Arm, poll, sleep, across threads: a sender thread streams 20000 small
+ * Sends with irregular gaps while the receiver polls its CQ dry, arms
+ * it, polls once more and only then waits for the event. Placing a CQE
+ * and reading the arm word race with arming and polling; a missing full
+ * barrier on either side lets both miss, and the receiver then sleeps
+ * with a CQE in its CQ.
+ */
+#define XA_MSGS		20000
+#define XA_WINDOW	64
+
+struct xa_sender {
+	struct xr_side *c;
+	volatile int received;	/* the receiver's count, for credit */
+	int err;
+};
+
+static void *xa_send_loop(void *arg)
+{
+	struct xa_sender *x = arg;
+	struct ibv_wc wc[16];
+	int i, n, done = 0;
+
+	for (i = 0; i < XA_MSGS; i++) {
+		/* A Send needs a posted receive: stay within the window. */
+		while (i - x->received >= XA_WINDOW)
+			sched_yield();
+		if (xr_post(x->c, IBV_WR_SEND, i, 0, 8, 0, NULL, 0)) {
+			x->err = -1;
+			return NULL;
+		}
+		if (i % 7 == 0)
+			usleep(i % 5 * 20);
+		while ((n = ibv_poll_cq(x->c->cq, 16, wc)) > 0)
+			done += n;
+		while (i + 1 - done >= 100) {
+			n = ibv_poll_cq(x->c->cq, 16, wc);
+			if (n < 0) {
+				x->err = -2;
+				return NULL;
+			}
+			done += n;
+		}
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(conn, arm_poll_sleep_no_lost_event, 300)
+{
+	struct xa_sender x = { .c = self->c };
+	struct ibv_wc wc[16];
+	int i, n, got = 0, sleeps = 0;
+	pthread_t th;
+
+	for (i = 0; i < XA_WINDOW; i++)
+		ASSERT_EQ(0, xr_recv(self->s, i, 64 * (i % 128), 64));
+	ASSERT_EQ(0, pthread_create(&th, NULL, xa_send_loop, &x));
+	while (got < XA_MSGS) {
+		n = ibv_poll_cq(self->s->cq, 16, wc);
+		if (!n) {
+			ASSERT_EQ(0, ibv_req_notify_cq(self->s->cq, 0));
+			n = ibv_poll_cq(self->s->cq, 16, wc);
+		}
+		if (!n) {
+			sleeps++;
+			if (!xr_wait_cq_event(self->s, 5000)) {
+				n = ibv_poll_cq(self->s->cq, 16, wc);
+				ASSERT_EQ(0, n)
+					TH_LOG("lost event: %d CQEs waited 5 s in an armed CQ (after %d of %d)",
+					       n, got, XA_MSGS);
+				ASSERT_EQ(0, x.err);
+				ASSERT_EQ(XA_MSGS, got) TH_LOG("the sender stalled");
+			}
+			continue;
+		}
+		ASSERT_LT(0, n);
+		for (i = 0; i < n; i++) {
+			ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status) TH_LOG("%s", xr_wc_str(&wc[i]));
+			got++;
+			if (got + XA_WINDOW - 1 < XA_MSGS)
+				ASSERT_EQ(0, xr_recv(self->s, got, 64 * (got % 128), 64));
+		}
+		x.received = got;
+	}
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, x.err);
+	TH_LOG("%d messages, %d sleeps on the completion channel", got, sleeps);
+}
+
+/*
+ * Writes answered in place (qperf's rc_rdma_write_poll_lat): each side
+ * spins on the last byte of its buffer, and the moment the peer's value
+ * is there it stores its own over the first and last byte and Writes
+ * the buffer back. The receiver's CRC must be over the bytes received,
+ * not over the target that the application is already changing.
+ */
+#define XW_LEN		4096
+#define XW_ROUNDS	2000
+
+struct xw_end {
+	struct xr_side *me, *peer;
+	uint8_t id, peer_id;
+	bool starts;
+	int err;
+};
+
+static void *xw_loop(void *arg)
+{
+	struct xw_end *e = arg;
+	volatile uint8_t *first = e->me->buf, *last = e->me->buf + XW_LEN - 1;
+	struct ibv_wc wc[8];
+	long long end;
+	int i, n;
+
+	for (i = 0; i < XW_ROUNDS; i++) {
+		if (i || !e->starts) {
+			end = now_ms() + XR_WAIT_MS;
+			while (*last != e->peer_id || *first != e->peer_id) {
+				if (now_ms() > end) {
+					e->err = i + 1;
+					return NULL;
+				}
+			}
+		}
+		*first = e->id;
+		*last = e->id;
+		if (xr_send_sgl(e->me, IBV_WR_RDMA_WRITE, i,
+				&(struct ibv_sge){ (uintptr_t)e->me->buf, XW_LEN,
+						   e->me->mr->lkey }, 1,
+				i % 32 == 31 ? IBV_SEND_SIGNALED : 0,
+				(uintptr_t)e->peer->buf, e->peer->mr->rkey)) {
+			e->err = -1;
+			return NULL;
+		}
+		while ((n = ibv_poll_cq(e->me->cq, 8, wc)) > 0)
+			if (wc[0].status != IBV_WC_SUCCESS) {
+				e->err = -2;
+				return NULL;
+			}
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(conn, write_poll_in_place, 300)
+{
+	struct xw_end a = { .me = self->c, .peer = self->s, .id = 0x55,
+			    .peer_id = 0xaa, .starts = true };
+	struct xw_end b = { .me = self->s, .peer = self->c, .id = 0xaa,
+			    .peer_id = 0x55 };
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr qa;
+	pthread_t ta, tb;
+
+	memset(self->c->buf, 0, XW_LEN);
+	memset(self->s->buf, 0, XW_LEN);
+	ASSERT_EQ(0, pthread_create(&tb, NULL, xw_loop, &b));
+	ASSERT_EQ(0, pthread_create(&ta, NULL, xw_loop, &a));
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	if (a.err || b.err) {
+		char out[8192];
+
+		xsh(out, sizeof(out), "rdma res show qp link %s -dd",
+		    self->link.ibdev);
+		TH_LOG("client %d, server %d; %s: rx_crc_errors %lld, Terminates sent %lld/%lld/%lld; a.buf %02x..%02x b.buf %02x..%02x\n%s",
+		       a.err, b.err, self->link.ibdev,
+		       xr_port_counter(self->link.ibdev, "rx_crc_errors"),
+		       xr_port_counter(self->link.ibdev, "tx_terminate_llp"),
+		       xr_port_counter(self->link.ibdev, "tx_terminate_ddp"),
+		       xr_port_counter(self->link.ibdev, "tx_terminate_rdmap"),
+		       self->c->buf[0], self->c->buf[XW_LEN - 1],
+		       self->s->buf[0], self->s->buf[XW_LEN - 1], out);
+	}
+	ASSERT_EQ(0, a.err) TH_LOG("client: round %d", a.err);
+	ASSERT_EQ(0, b.err) TH_LOG("server: round %d", b.err);
+	ASSERT_EQ(0, ibv_query_qp(self->s->qp, &qa, IBV_QP_STATE, &init));
+	if (!xr_is_siw())
+		ASSERT_EQ(IBV_QPS_RTS, qa.qp_state);
 }
 
 /* One RDMA Write of 64 MiB, then a Send; the sink is checked in full. */
