@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Allocation failures, on a kernel with fault injection (the debug kernel
+ * of make check-debug; elsewhere every test skips, saying so).
+ *
+ * site: each of xiw's own allocation sites (/sys/kernel/debug/xiw/sites,
+ * listed in Documentation/testing.rst) is made to fail exactly once
+ * under the operation that reaches it: that operation fails cleanly (an
+ * errno, a failed connection) or falls back (zero-copy sends copied),
+ * the site's failure count goes up by one, and the same operation then
+ * succeeds. The fixture's teardown deletes the RDMA link, which waits
+ * for every connection of the device: a leaked one would hang it.
+ *
+ * nth: the kernel's own failslab and fail_page_alloc, through the
+ * calling thread's fail-nth, fail the first, second, ... allocation of a
+ * verb's system call (ib_core's, uverbs' and xiw's alike) until the verb
+ * gets through; after each failure the device holds no more objects of
+ * that kind than before.
+ *
+ * The debug kernel's kmemleak scan after this program (run_vm.sh) says
+ * whether anything failed here leaked.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+
+#include "kselftest_harness.h"
+#include "xiw_rdma_util.h"
+
+#define XF_DIR		"/sys/kernel/debug/xiw/"
+#define XF_NETDEV	"xf0"
+#define XF_IBDEV	"xiwF0"
+#define XF_ADDR		"10.96.0.1"
+#define XF_PARAMS	"/sys/module/xiw/parameters/"
+
+static int xf_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), rv;
+
+	if (fd < 0)
+		return -1;
+	rv = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
+	close(fd);
+	return rv;
+}
+
+static int xf_attr(const char *name, const char *val)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), XF_DIR "fail_alloc/%s", name);
+	return xf_write(p, val);
+}
+
+/* A site's number, and how often it was reached and failed; -1: none. */
+static int xf_site(const char *name, long *reached, long *failed)
+{
+	char line[128], n[64];
+	long r, f;
+	FILE *fp = fopen(XF_DIR "sites", "r");
+	int id, found = -1;
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "%d %63s %ld %ld", &id, n, &r, &f) == 4 &&
+		    !strcmp(n, name)) {
+			found = id;
+			if (reached)
+				*reached = r;
+			if (failed)
+				*failed = f;
+		}
+	fclose(fp);
+	return found;
+}
+
+static long xf_failed(const char *name)
+{
+	long f = -1;
+
+	xf_site(name, NULL, &f);
+	return f;
+}
+
+/* The next allocation at the site fails, once. */
+static int xf_arm(const char *name)
+{
+	char v[16];
+	int id = xf_site(name, NULL, NULL);
+
+	if (id < 0)
+		return -1;
+	snprintf(v, sizeof(v), "%d", id);
+	if (xf_write(XF_DIR "fail_site", v))
+		return -1;
+	return xf_attr("times", "1");
+}
+
+static void xf_disarm(void)
+{
+	xf_attr("times", "0");
+	xf_write(XF_DIR "fail_site", "0");
+}
+
+/* Objects of a kind ("qp", "mr", "cq", "srq") the device holds. */
+static int xf_res_count(const char *kind)
+{
+	char out[64];
+
+	if (xsh(out, sizeof(out), "rdma res show %s | grep -c ' %s[/ ]'",
+		kind, XF_IBDEV) > 1)
+		return -1;
+	return atoi(out);
+}
+
+enum xf_op {
+	XF_REG_MR,
+	XF_CREATE_QP,
+	XF_CREATE_CQ,
+	XF_CREATE_SRQ,
+	XF_LISTEN,
+	XF_CONNECT,
+	XF_LINK_ADD,
+	XF_QP_COUNTER,
+	XF_ZCOPY,
+};
+
+FIXTURE(site) {
+	struct xr_link link;
+	struct xr_net net;
+	struct xr_pair p;
+	bool have;
+	char out[4096];
+};
+
+FIXTURE_VARIANT(site) {
+	const char *site;
+	enum xf_op op;
+};
+
+#define XF_SITE(name, o) \
+	FIXTURE_VARIANT_ADD(site, name) { .site = #name, .op = o }
+
+XF_SITE(mr, XF_REG_MR);
+XF_SITE(mr_id, XF_REG_MR);
+XF_SITE(mr_umem, XF_REG_MR);
+XF_SITE(mr_pages, XF_REG_MR);
+XF_SITE(qp_sq_pend, XF_CREATE_QP);
+XF_SITE(qp_id, XF_CREATE_QP);
+XF_SITE(rx, XF_CREATE_QP);
+XF_SITE(tx, XF_CREATE_QP);
+XF_SITE(ring, XF_CREATE_QP);
+XF_SITE(ring_mmap, XF_CREATE_QP);
+FIXTURE_VARIANT_ADD(site, ring_cq) { .site = "ring", .op = XF_CREATE_CQ };
+FIXTURE_VARIANT_ADD(site, ring_mmap_cq) {
+	.site = "ring_mmap", .op = XF_CREATE_CQ
+};
+FIXTURE_VARIANT_ADD(site, ring_srq) { .site = "ring", .op = XF_CREATE_SRQ };
+XF_SITE(conn_listen, XF_LISTEN);
+XF_SITE(listen, XF_LISTEN);
+FIXTURE_VARIANT_ADD(site, sock_listen) { .site = "sock", .op = XF_LISTEN };
+XF_SITE(conn_connect, XF_CONNECT);
+XF_SITE(conn_accept, XF_CONNECT);
+XF_SITE(mpa_frame, XF_CONNECT);
+XF_SITE(wire_rings, XF_CONNECT);
+FIXTURE_VARIANT_ADD(site, sock_connect) { .site = "sock", .op = XF_CONNECT };
+XF_SITE(dev_counters, XF_LINK_ADD);
+XF_SITE(qp_counter, XF_QP_COUNTER);
+XF_SITE(qp_counter_id, XF_QP_COUNTER);
+XF_SITE(zc_ctx, XF_ZCOPY);
+XF_SITE(zc_msg, XF_ZCOPY);
+XF_SITE(zc_page, XF_ZCOPY);
+
+FIXTURE_SETUP(site)
+{
+	xr_unlimit_memlock();
+	sh("mount -t debugfs none /sys/kernel/debug >/dev/null 2>&1");
+	ASSERT_EQ(0, xr_load_type("xiw"));
+	self->have = path_exists(XF_DIR "fail_site");
+	if (!self->have)
+		return;
+	xf_disarm();
+	ASSERT_EQ(0, xf_attr("probability", "100"));
+	ASSERT_EQ(0, xf_attr("interval", "1"));
+	ASSERT_EQ(0, xf_attr("verbose", "0"));
+	ASSERT_EQ(0, xf_attr("task-filter", "N"));
+	ASSERT_EQ(0, xr_link_make(&self->link, "xiw", XF_NETDEV, XF_IBDEV,
+				  XF_ADDR));
+}
+
+FIXTURE_TEARDOWN(site)
+{
+	if (!self->have)
+		return;
+	xf_disarm();
+	xr_pairs_fini(&self->p, 1);
+	xr_net_fini(&self->net);
+	sh("echo 1 > " XF_PARAMS "tx_zcopy");
+	/* Waits for every connection of the device: a leak would hang. */
+	EXPECT_EQ(0, sh("timeout 60 rdma link delete " XF_IBDEV));
+	sh("rdma link delete xiwF1 >/dev/null 2>&1; ip link del " XF_NETDEV
+	   "; ip link del xf1 >/dev/null 2>&1");
+}
+
+static struct ibv_context *xf_open(void)
+{
+	return open_dev(XF_IBDEV);
+}
+
+/* One Send of 64 bytes from client to server, checked. */
+static int xf_exchange(struct xr_pair *p)
+{
+	struct ibv_wc wc;
+
+	xr_fill(p->cli.buf, 64, 11);
+	if (xr_recv(&p->srv, 1, 0, 64) ||
+	    xr_post(&p->cli, IBV_WR_SEND, 2, 0, 64, 0, NULL, 0))
+		return -1;
+	if (xr_poll(p->srv.cq, &wc, 1, XR_WAIT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS)
+		return -2;
+	if (xr_poll(p->cli.cq, &wc, 1, XR_WAIT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS)
+		return -3;
+	return xr_check(p->srv.buf, 64, 11) == -1 ? 0 : -4;
+}
+
+TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
+{
+	struct xr_opts o = { .buflen = 1 << 17, .wr = 8, .sge = 1,
+			     .rd_atom = 1 };
+	struct ibv_context *ctx = NULL;
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq = NULL;
+	long before;
+	void *buf;
+
+	if (!self->have)
+		SKIP(return, "no " XF_DIR " (a kernel without fault injection)");
+	before = xf_failed(variant->site);
+	ASSERT_LE(0, before) TH_LOG("no site %s", variant->site);
+	if (variant->op <= XF_CREATE_SRQ) {
+		ctx = xf_open();
+		ASSERT_NE(NULL, ctx);
+		pd = ibv_alloc_pd(ctx);
+		ASSERT_NE(NULL, pd);
+		if (variant->op != XF_CREATE_CQ) {
+			cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+			ASSERT_NE(NULL, cq);
+		}
+	}
+	buf = aligned_alloc(4096, 1 << 20);
+	ASSERT_NE(NULL, buf);
+
+	switch (variant->op) {
+	case XF_REG_MR: {
+		struct ibv_mr *mr;
+
+		ASSERT_EQ(0, xf_arm(variant->site));
+		mr = ibv_reg_mr(pd, buf, 1 << 20, IBV_ACCESS_LOCAL_WRITE);
+		xf_disarm();
+		ASSERT_EQ(NULL, mr);
+		mr = ibv_reg_mr(pd, buf, 1 << 20, IBV_ACCESS_LOCAL_WRITE);
+		ASSERT_NE(NULL, mr) TH_LOG("after: %s", strerror(errno));
+		ibv_dereg_mr(mr);
+		break;
+	}
+	case XF_CREATE_QP: {
+		struct ibv_qp_init_attr qa = {
+			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct ibv_qp *qp;
+		int n0 = xf_res_count("qp");
+
+		ASSERT_EQ(0, xf_arm(variant->site));
+		qp = ibv_create_qp(pd, &qa);
+		xf_disarm();
+		ASSERT_EQ(NULL, qp);
+		ASSERT_EQ(n0, xf_res_count("qp"));
+		qp = ibv_create_qp(pd, &qa);
+		ASSERT_NE(NULL, qp) TH_LOG("after: %s", strerror(errno));
+		ibv_destroy_qp(qp);
+		break;
+	}
+	case XF_CREATE_CQ: {
+		struct ibv_cq *c;
+
+		ASSERT_EQ(0, xf_arm(variant->site));
+		c = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+		xf_disarm();
+		ASSERT_EQ(NULL, c);
+		c = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+		ASSERT_NE(NULL, c) TH_LOG("after: %s", strerror(errno));
+		ibv_destroy_cq(c);
+		break;
+	}
+	case XF_CREATE_SRQ: {
+		struct ibv_srq_init_attr sa = {
+			.attr = { .max_wr = 8, .max_sge = 1 },
+		};
+		struct ibv_srq *srq;
+
+		ASSERT_EQ(0, xf_arm(variant->site));
+		srq = ibv_create_srq(pd, &sa);
+		xf_disarm();
+		ASSERT_EQ(NULL, srq);
+		srq = ibv_create_srq(pd, &sa);
+		ASSERT_NE(NULL, srq) TH_LOG("after: %s", strerror(errno));
+		ibv_destroy_srq(srq);
+		break;
+	}
+	case XF_LISTEN:
+		ASSERT_EQ(0, xf_arm(variant->site));
+		ASSERT_NE(0, xr_net_init_at(&self->net, XF_ADDR));
+		xf_disarm();
+		xr_net_fini(&self->net);
+		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR))
+			TH_LOG("after: %s", self->net.err);
+		ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
+			TH_LOG("%s", self->net.err);
+		ASSERT_EQ(0, xf_exchange(&self->p));
+		break;
+	case XF_CONNECT:
+		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR))
+			TH_LOG("%s", self->net.err);
+		ASSERT_EQ(0, xf_arm(variant->site));
+		ASSERT_NE(0, xr_connect(&self->net, &self->p, 1, &o))
+			TH_LOG("connected with %s failing", variant->site);
+		xf_disarm();
+		xr_pairs_fini(&self->p, 1);
+		/* The server may hear of it late: start afresh. */
+		xr_net_fini(&self->net);
+		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR))
+			TH_LOG("%s", self->net.err);
+		ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
+			TH_LOG("after: %s", self->net.err);
+		ASSERT_EQ(0, xf_exchange(&self->p));
+		break;
+	case XF_LINK_ADD:
+		ASSERT_EQ(0, dummy_add("xf1", "02:00:00:00:f1:01"));
+		ASSERT_EQ(0, xf_arm(variant->site));
+		ASSERT_NE(0, sh("rdma link add xiwF1 type xiw netdev xf1 2>/dev/null"));
+		xf_disarm();
+		ASSERT_FALSE(ibdev_exists("xiwF1"));
+		ASSERT_EQ(0, sh("rdma link add xiwF1 type xiw netdev xf1"));
+		ASSERT_EQ(0, sh("rdma link delete xiwF1"));
+		break;
+	case XF_QP_COUNTER: {
+		uint32_t qpn;
+
+		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR));
+		ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
+			TH_LOG("%s", self->net.err);
+		qpn = self->p.cli.qp->qp_num;
+		ASSERT_EQ(0, xf_arm(variant->site));
+		ASSERT_NE(0, xsh(self->out, sizeof(self->out),
+				 "rdma statistic qp bind link " XF_IBDEV
+				 "/1 lqpn %u", qpn));
+		xf_disarm();
+		ASSERT_EQ(0, xsh(self->out, sizeof(self->out),
+				 "rdma statistic qp bind link " XF_IBDEV
+				 "/1 lqpn %u", qpn)) TH_LOG("%s", self->out);
+		ASSERT_EQ(0, xf_exchange(&self->p));
+		break;
+	}
+	case XF_ZCOPY: {
+		bool ctx_site = !strcmp(variant->site, "zc_ctx");
+		struct ibv_wc wc;
+
+		/* Zero-copy on lo, for the messages of 16 KiB and more. */
+		ASSERT_EQ(0, sh("echo 2 > " XF_PARAMS "tx_zcopy"));
+		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR));
+		if (ctx_site)
+			ASSERT_EQ(0, xf_arm(variant->site));
+		ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
+			TH_LOG("%s", self->net.err);
+		if (!ctx_site)
+			ASSERT_EQ(0, xf_arm(variant->site));
+		xr_fill(self->p.cli.buf, 65536, 21);
+		ASSERT_EQ(0, xr_post(&self->p.cli, IBV_WR_RDMA_WRITE, 3, 0,
+				     65536, 0, &self->p.srv, 65536));
+		ASSERT_EQ(1, xr_poll(self->p.cli.cq, &wc, 1, XR_WAIT_MS));
+		xf_disarm();
+		/* Copied instead: the Write is whole all the same. */
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+		ASSERT_EQ(0, xf_exchange(&self->p));
+		ASSERT_EQ(-1, xr_check(self->p.srv.buf + 65536, 65536, 21));
+		break;
+	}
+	}
+	EXPECT_EQ(before + 1, xf_failed(variant->site))
+		TH_LOG("site %s did not fail exactly once", variant->site);
+	free(buf);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	if (ctx)
+		ibv_close_device(ctx);
+}
+
+/*
+ * fail-nth: the Nth fault-injection point reached by this thread from
+ * now on fails. Returns whether it was reached (the count read back is
+ * 0), after the call made in between.
+ */
+static int xf_nth_set(int n)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%d", n);
+	return xf_write("/proc/thread-self/fail-nth", v);
+}
+
+static bool xf_nth_fired(void)
+{
+	char v[16] = "";
+	int fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	bool fired;
+
+	if (fd < 0)
+		return false;
+	if (read(fd, v, sizeof(v) - 1) < 0)
+		v[0] = '\0';
+	fired = atoi(v) == 0;
+	/* Not reached: switch it off for what follows. */
+	if (write(fd, "0", 1) < 0)
+		fired = false;
+	close(fd);
+	return fired;
+}
+
+FIXTURE(nth) {
+	struct xr_link link;
+	bool have;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	void *buf;
+};
+
+FIXTURE_VARIANT(nth) {
+	enum xf_op op;
+	const char *kind;
+};
+
+FIXTURE_VARIANT_ADD(nth, create_qp) { .op = XF_CREATE_QP, .kind = "qp" };
+FIXTURE_VARIANT_ADD(nth, create_cq) { .op = XF_CREATE_CQ, .kind = "cq" };
+FIXTURE_VARIANT_ADD(nth, create_srq) { .op = XF_CREATE_SRQ, .kind = "srq" };
+FIXTURE_VARIANT_ADD(nth, reg_mr) { .op = XF_REG_MR, .kind = "mr" };
+
+FIXTURE_SETUP(nth)
+{
+	xr_unlimit_memlock();
+	sh("mount -t debugfs none /sys/kernel/debug >/dev/null 2>&1");
+	ASSERT_EQ(0, xr_load_type("xiw"));
+	self->have = path_exists("/proc/thread-self/fail-nth") &&
+		     path_exists("/sys/kernel/debug/failslab");
+	if (!self->have)
+		return;
+	/* GFP_KERNEL allocations are the ones that matter here. */
+	ASSERT_EQ(0, sh("echo N > /sys/kernel/debug/failslab/ignore-gfp-wait && "
+			"echo N > /sys/kernel/debug/fail_page_alloc/ignore-gfp-wait && "
+			"echo 0 > /sys/kernel/debug/failslab/verbose && "
+			"echo 0 > /sys/kernel/debug/fail_page_alloc/verbose"));
+	ASSERT_EQ(0, xr_link_make(&self->link, "xiw", XF_NETDEV, XF_IBDEV,
+				  XF_ADDR));
+	self->ctx = xf_open();
+	ASSERT_NE(NULL, self->ctx);
+	self->pd = ibv_alloc_pd(self->ctx);
+	ASSERT_NE(NULL, self->pd);
+	self->cq = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
+	ASSERT_NE(NULL, self->cq);
+	self->buf = aligned_alloc(4096, 1 << 20);
+	ASSERT_NE(NULL, self->buf);
+}
+
+FIXTURE_TEARDOWN(nth)
+{
+	if (!self->have)
+		return;
+	if (self->cq)
+		ibv_destroy_cq(self->cq);
+	if (self->pd)
+		ibv_dealloc_pd(self->pd);
+	if (self->ctx)
+		ibv_close_device(self->ctx);
+	free(self->buf);
+	EXPECT_EQ(0, sh("timeout 60 rdma link delete " XF_IBDEV));
+	sh("ip link del " XF_NETDEV);
+}
+
+/* The verb once; 0 if it succeeded (its object freed again), else -1. */
+static int xf_verb(FIXTURE_DATA(nth) *self, enum xf_op op)
+{
+	switch (op) {
+	case XF_CREATE_QP: {
+		struct ibv_qp_init_attr qa = {
+			.send_cq = self->cq, .recv_cq = self->cq,
+			.qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct ibv_qp *qp = ibv_create_qp(self->pd, &qa);
+
+		return qp ? ibv_destroy_qp(qp) : -1;
+	}
+	case XF_CREATE_CQ: {
+		struct ibv_cq *c = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
+
+		return c ? ibv_destroy_cq(c) : -1;
+	}
+	case XF_CREATE_SRQ: {
+		struct ibv_srq_init_attr sa = {
+			.attr = { .max_wr = 8, .max_sge = 1 },
+		};
+		struct ibv_srq *s = ibv_create_srq(self->pd, &sa);
+
+		return s ? ibv_destroy_srq(s) : -1;
+	}
+	default: {
+		struct ibv_mr *mr = ibv_reg_mr(self->pd, self->buf, 1 << 20,
+					       IBV_ACCESS_LOCAL_WRITE);
+
+		return mr ? ibv_dereg_mr(mr) : -1;
+	}
+	}
+}
+
+TEST_F_TIMEOUT(nth, every_allocation_of_the_call, 600)
+{
+	int n, n0, rv, failures = 0;
+	bool fired;
+
+	if (!self->have)
+		SKIP(return, "no fail-nth or failslab (a kernel without fault injection)");
+	n0 = xf_res_count(variant->kind);
+	for (n = 1; n < 1000; n++) {
+		ASSERT_EQ(0, xf_nth_set(n));
+		rv = xf_verb(self, variant->op);
+		fired = xf_nth_fired();
+		if (!fired) {
+			ASSERT_EQ(0, rv) TH_LOG("no fault at %d, yet it failed", n);
+			break;
+		}
+		/* A fault may be absorbed (a fallback): then it succeeds. */
+		if (rv)
+			failures++;
+		ASSERT_EQ(n0, xf_res_count(variant->kind))
+			TH_LOG("%s objects left after failing at %d", variant->kind, n);
+	}
+	TH_LOG("%d allocations in the call, %d of them fatal", n - 1, failures);
+	ASSERT_LT(1, n);
+	ASSERT_LT(0, failures);
+	/* And it still works. */
+	ASSERT_EQ(0, xf_verb(self, variant->op));
+}
+
+TEST_HARNESS_MAIN
