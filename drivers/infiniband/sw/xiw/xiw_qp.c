@@ -917,19 +917,30 @@ void xiw_qp_stop_wire(struct xiw_qp *qp, bool drain)
 	mutex_unlock(&qp->state_lock);
 }
 
-/* From the CM: the connection is gone; the QP ends in ERR. */
+/*
+ * From the CM: the connection is gone; the QP ends in ERR. If the data
+ * path found an error first and its err_work has not run yet (the peer's
+ * reset after its Terminate can overtake it), the event it deferred is
+ * raised here: err_work will find the QP in ERR already.
+ */
 void xiw_qp_conn_lost(struct xiw_qp *qp, struct xiw_conn *conn)
 {
+	int ev = XIW_NO_EVENT;
+
 	mutex_lock(&qp->state_lock);
 	if (qp->conn == conn) {
 		qp->conn = NULL;
 		qp->wire.sock = NULL;
 		xiw_cm_conn_put(conn);
 		if (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET &&
-		    qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR)
+		    qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR) {
 			xiw_qp_set_state(qp, IB_QPS_ERR);
+			ev = READ_ONCE(qp->err_ev);
+		}
 	}
 	mutex_unlock(&qp->state_lock);
+	if (ev != XIW_NO_EVENT)
+		xiw_qp_event(qp, ev);
 }
 
 /* From the data path: a fatal error; flush and tear the connection down. */
