@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Boot the installed Debian kernel under QEMU with this machine's root file
-# system (read-only over 9p, an overlay in guest RAM on top so the guest can
-# install modules and providers), run one command as root inside, and
-# return its exit status.
+# Boot the installed Debian kernel (or the debug kernel, below) under QEMU
+# with this machine's root file system (read-only over 9p, an overlay in
+# guest RAM on top so the guest can install modules and providers), run
+# one command as root inside, and return its exit status.
 #
 #   scripts/vm-run.sh [-n NAME] [-t SECONDS] [-m MEM] -- COMMAND [ARG...]
 #
@@ -20,6 +20,14 @@
 # replaces the default "-nic none" with QEMU network options (vm-pair.sh
 # joins two guests this way).
 #
+# XIW_VM_KDIR=DIR boots the debug kernel of scripts/debug-kernel.sh
+# instead: DIR/vmlinuz, release DIR/release, everything the boot needs
+# built in (so an initramfs without modules), 3G of memory by default
+# (KASAN's shadow takes an eighth of it) and a larger kernel log buffer.
+# The guest's command then sees XIW_VM_KDIR, and XIW_KLOG_BAD and
+# XIW_KLOG_IGNORE (the patterns below), so that selftests/run_vm.sh can
+# check the kernel log after each program.
+#
 # Exit status: the command's own, unless the run itself failed:
 #   124 whole-run timeout, 125 the guest died before reporting (panic,
 #   including panic_on_warn), 126 a kernel warning found in the logs.
@@ -30,6 +38,10 @@ repo=$(cd "$here/.." && pwd)
 name=run
 timeout_s=${XIW_VM_TIMEOUT:-900}
 mem=${XIW_VM_MEM:-2G}
+kdir=${XIW_VM_KDIR:-}
+if [ -n "$kdir" ]; then
+	mem=${XIW_VM_MEM:-3G}
+fi
 while getopts "n:t:m:" opt; do
 	case $opt in
 	n) name=$OPTARG ;;
@@ -42,15 +54,46 @@ done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || { echo "vm-run: no command given" >&2; exit 2; }
 
-krel=$("$here/kernel-release.sh")
-vmdir=$repo/build/vm
-out=$vmdir/$name
-initrd=$vmdir/initramfs-$krel.cpio.gz
-
 # Modules the initramfs needs to reach the 9p root and build the overlay,
 # in dependency order (insmod does not resolve dependencies).
 INITRD_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev
 virtio_pci netfs fscache 9pnet 9pnet_virtio 9p overlay"
+CPU=max
+APPEND="console=ttyS0 loglevel=4 panic=-1 panic_on_warn=1 oops=panic softlockup_panic=1 hung_task_panic=1 printk.devkmsg=on"
+if [ -n "$kdir" ]; then
+	[ -e "$kdir/.complete" ] ||
+		{ echo "vm-run: $kdir is not a built debug kernel" >&2; exit 2; }
+	krel=$(cat "$kdir/release")
+	kernel=$kdir/vmlinuz
+	# The debug kernel has virtio, 9p and overlay built in.
+	INITRD_MODULES=
+	# kmemleak reports at KERN_INFO, which loglevel=4 keeps off the
+	# console, and selftests/run_vm.sh reads each program's reports from
+	# dmesg: the default 256 KiB buffer would let a chatty test push a
+	# report out before it is read.
+	APPEND="$APPEND log_buf_len=16M"
+	# With 5-level paging (-cpu max offers LA57 under TCG) an interrupt
+	# that arrives while identify_cpu() re-reads the CPU's features sees
+	# LA57 clear for a moment, and KASAN reports the access to the
+	# interrupt's descriptor as a wild access: a panic in 2 boots of 8
+	# here, none in 11 without LA57.
+	CPU=max,la57=off
+else
+	krel=$("$here/kernel-release.sh")
+	kernel=/boot/vmlinuz-$krel
+fi
+vmdir=$repo/build/vm
+out=$vmdir/$name
+initrd=$vmdir/initramfs-$krel.cpio.gz
+
+# Anything here means the kernel is unhealthy, whatever the command said.
+# The debug kernel's reports: lockdep (most start with "WARNING:" too),
+# object debugging (ODEBUG), kmemleak after a scan, KASAN and UBSAN.
+BAD='WARNING:|BUG:|Oops|general protection|refcount_t|list_del corruption|list_add corruption|INFO: task .* blocked|Kernel panic|UBSAN|KASAN|rcu: .*stall|unregister_netdevice: waiting for|possible circular locking dependency|possible recursive locking|inconsistent lock state|suspicious RCU usage|ODEBUG|kmemleak: .* new suspected'
+# A user process's fault is logged as "traps: NAME[PID] general protection
+# fault ip:...": the program's failure, which its test reports, not the
+# kernel's.
+IGNORE='\] traps: [^ ]+\[[0-9]+\] general protection fault ip:'
 
 build_initrd() {
 	local tmp m f
@@ -59,6 +102,7 @@ build_initrd() {
 		"$tmp/lower" "$tmp/rw" "$tmp/newroot"
 	cp /bin/busybox "$tmp/bin/busybox"
 	ln -s busybox "$tmp/bin/sh"
+	: > "$tmp/mod/order"	# stays empty for the debug kernel
 	for m in $INITRD_MODULES; do
 		f=$(modinfo -k "$krel" -n "$m")
 		case $f in
@@ -85,27 +129,25 @@ rm -rf "$out"
 mkdir -p "$out"
 cp "$here/vm-guest.sh" "$out/guest.sh"
 printf '%s\n' "$repo" > "$out/cwd"
-printf '%q ' "$@" > "$out/cmd"
+if [ -n "$kdir" ]; then
+	printf 'export XIW_VM_KDIR=%q XIW_KLOG_BAD=%q XIW_KLOG_IGNORE=%q; ' \
+		"$kdir" "$BAD" "$IGNORE" > "$out/cmd"
+fi
+printf '%q ' "$@" >> "$out/cmd"
 
 qemu_rc=0
 timeout -k 10 "$timeout_s" qemu-system-x86_64 \
-	-accel "${XIW_VM_ACCEL:-tcg}" -machine q35 -cpu max -smp 2 -m "$mem" \
+	-accel "${XIW_VM_ACCEL:-tcg}" -machine q35 -cpu "$CPU" -smp 2 -m "$mem" \
 	-nodefaults -no-user-config -display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" -pidfile "$out/qemu.pid" \
-	-kernel "/boot/vmlinuz-$krel" -initrd "$initrd" \
-	-append "console=ttyS0 loglevel=4 panic=-1 panic_on_warn=1 oops=panic softlockup_panic=1 hung_task_panic=1 printk.devkmsg=on ${XIW_VM_APPEND:-}" \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "$APPEND ${XIW_VM_APPEND:-}" \
 	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$out,mount_tag=xiwout,security_model=none,multidevs=remap" \
 	${XIW_VM_NET:--nic none} > "$out/qemu.log" 2>&1 || qemu_rc=$?
 
-# Anything here means the kernel is unhealthy, whatever the command said.
-BAD='WARNING:|BUG:|Oops|general protection|refcount_t|list_del corruption|list_add corruption|INFO: task .* blocked|Kernel panic|UBSAN|KASAN|rcu: .*stall|unregister_netdevice: waiting for'
-# (A user process's fault is logged as "traps: NAME[PID] general protection
-# fault ip:...": the program's failure, which its test reports, not the
-# kernel's.)
 bad=$(grep -h -E "$BAD" "$out/console.log" "$out/dmesg.txt" 2>/dev/null |
-	grep -v -E '\] traps: [^ ]+\[[0-9]+\] general protection fault ip:' |
-	head -20 || true)
+	grep -v -E "$IGNORE" | head -20 || true)
 
 if [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
 	echo "vm-run: $name: timed out after ${timeout_s}s (logs in $out)" >&2
