@@ -4,27 +4,117 @@
 # Runs inside the test VM (scripts/vm-run.sh): installs the freshly built
 # module and provider into the guest's RAM overlay, then runs every
 # selftest binary given (default: all of build/selftests), each under a
-# timeout. The kselftest TAP output is the result; scripts/check.sh counts it.
+# timeout (XIW_TEST_TIMEOUT seconds; default 900, 1800 on the debug
+# kernel). The kselftest TAP output is the result; scripts/check.sh counts
+# it; a "# time:" line after each program says how long it took.
+#
+# On the debug kernel (vm-run.sh passes XIW_VM_KDIR) each program is
+# followed by one more TAP block, "# selftest: NAME.kernel": whether the
+# kernel log lines it caused match a report pattern (XIW_KLOG_BAD, from
+# vm-run.sh), and whether kmemleak finds a leak once it has ended. The
+# kernel's own siw.ko and the module tree of build/debug/modroot are used
+# there.
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${XIW_IN_VM:-}" ]; then
 	echo "run_vm.sh: runs inside the test VM; use make check" >&2
 	exit 2
 fi
-"$repo/scripts/install.sh" --prepared "$repo/build/vm/modroot" ||
+debug=${XIW_VM_KDIR:-}
+: "${XIW_KLOG_BAD:=WARNING:|BUG:|Oops|KASAN|UBSAN}" "${XIW_KLOG_IGNORE:=^$}"
+modroot=$repo/build/vm/modroot
+timeout_s=${XIW_TEST_TIMEOUT:-900}
+if [ -n "$debug" ]; then
+	modroot=$repo/build/debug/modroot
+	# Under TCG the debug kernel took up to twice as long per program
+	# (xiw_fault, the longest, 704 s).
+	timeout_s=${XIW_TEST_TIMEOUT:-1800}
+	export XIW_SIW_KO=${XIW_SIW_KO:-$debug/root/lib/modules/$(uname -r)/kernel/drivers/infiniband/sw/siw/siw.ko}
+fi
+"$repo/scripts/install.sh" --prepared "$modroot" ||
 	{ echo "Bail out! install failed"; exit 1; }
 modprobe -a ib_uverbs iw_cm rdma_ucm dummy tun ||
 	{ echo "Bail out! base modules"; exit 1; }
 
+kmemleak=/sys/kernel/debug/kmemleak
+# Objects younger than 5 s at a scan are never reported (MSECS_MIN_AGE in
+# mm/kmemleak.c), and one that changed since the previous scan is given
+# another: two scans at least 6 s apart report what a program left behind.
+# (Under TCG one scan takes about 14 s by itself.)
+kmemleak_scan() {
+	local t0=$SECONDS
+	echo scan > $kmemleak || return
+	[ $((SECONDS - t0)) -ge 6 ] || sleep $((6 - (SECONDS - t0)))
+	echo scan > $kmemleak
+}
+if [ -n "$debug" ]; then
+	mountpoint -q /sys/kernel/debug ||
+		mount -t debugfs debugfs /sys/kernel/debug
+	# What boot and the module loads above left is nobody's test's.
+	if [ -e $kmemleak ] && kmemleak_scan; then
+		boot_leaks=$(grep -c '^unreferenced object' $kmemleak)
+		echo "# kmemleak: $boot_leaks objects suspected before the first selftest, cleared"
+		echo clear > $kmemleak
+	else
+		echo "# kmemleak: not available; every kmemleak_clean will fail"
+	fi
+fi
+
+# The kernel checks after program number N, as TAP.
+kernel_checks() {	# kernel_checks NAME N
+	local log first reports= leaks= n
+	# The program's part of the log starts at its marker; a marker pushed
+	# out of the buffer leaves the whole buffer (a report then may be an
+	# earlier program's).
+	log=$(dmesg | sed -n "/xiw-run_vm: begin $2 $1\$/,\$p")
+	[ -n "$log" ] || log=$(dmesg)
+	# The first report and what follows it (its stack, mostly).
+	first=$(grep -n -E -e "$XIW_KLOG_BAD" <<< "$log" |
+		grep -v -E -e "$XIW_KLOG_IGNORE" | head -n 1 | cut -d: -f1)
+	[ -z "$first" ] || reports=$(tail -n +"$first" <<< "$log" | head -n 40)
+	if kmemleak_scan; then
+		n=$(grep -c '^unreferenced object' $kmemleak)
+		[ "$n" -eq 0 ] ||
+			leaks=$(echo "$n unreferenced objects; the first:"; head -n 40 $kmemleak)
+		echo clear > $kmemleak
+	else
+		leaks="kmemleak scan failed (kmemleak is off: its reason is in dmesg)"
+	fi
+	echo "# selftest: $1.kernel"
+	echo "1..2"
+	if [ -z "$reports" ]; then
+		echo "ok 1 kernel_log_clean"
+	else
+		echo "not ok 1 kernel_log_clean"
+		sed 's/^/# /' <<< "$reports"
+	fi
+	if [ -z "$leaks" ]; then
+		echo "ok 2 kmemleak_clean"
+	else
+		echo "not ok 2 kmemleak_clean"
+		sed 's/^/# /' <<< "$leaks"
+	fi
+	[ -z "$reports" ] && [ -z "$leaks" ]
+}
+
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("$repo"/build/selftests/xiw_*)
 rc=0
+i=0
 for t in "${tests[@]}"; do
-	echo "# selftest: $(basename "$t")"
-	timeout -k 5 900 "$t"
+	name=$(basename "$t")
+	i=$((i + 1))
+	[ -z "$debug" ] || echo "xiw-run_vm: begin $i $name" > /dev/kmsg
+	t0=$SECONDS
+	echo "# selftest: $name"
+	timeout -k 5 "$timeout_s" "$t"
 	st=$?
-	echo "# exit: $(basename "$t") $st"
+	echo "# exit: $name $st"
+	echo "# time: $name $((SECONDS - t0)) s"
 	# kselftest exit codes: 0 pass, 4 skip; anything else fails.
 	[ $st -eq 0 ] || [ $st -eq 4 ] || rc=1
+	if [ -n "$debug" ]; then
+		kernel_checks "$name" "$i" || rc=1
+	fi
 done
 exit $rc
