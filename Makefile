@@ -3,6 +3,9 @@
 #   make          build xiw.ko (W=1), the provider and the selftests
 #   make install  install them into this machine (root)
 #   make check    set-up, build, lint, host tests, VM selftests
+#   make check-debug  every VM selftest on the debug kernel (KASAN,
+#                 lockdep, kmemleak; the kernel is built once)
+#   make module-debug  xiw.ko for the debug kernel, in build/debug/
 #   make run      set-up, build, boot a VM and show xiw0 at work
 #   make bench    set-up, build, perftest xiw vs siw vs TCP in a VM
 #   make fuzz    the long hostile-input campaign against xiw in a VM
@@ -25,7 +28,8 @@ SELFTEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-isystem $(KSRC)/tools/testing/selftests -Iinclude/uapi
 SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
 
-.PHONY: all module provider selftests install check run bench clean setup fuzz fuzz-codec
+.PHONY: all module provider selftests install check run bench clean setup fuzz fuzz-codec \
+	check-debug module-debug
 
 all: module provider selftests
 
@@ -44,6 +48,25 @@ $(BUILD)/selftests/%: selftests/%.c selftests/xiw_util.h selftests/xiw_rdma_util
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $< $(SELFTEST_LIBS)
 
+# xiw.ko for the debug kernel (scripts/debug-kernel.sh; DEBUG_KDIR is its
+# directory), built from a copy of the sources in build/debug/xiw-src:
+# kbuild writes its objects next to the sources, and building in the tree
+# would replace the production xiw.ko and its objects. cp -p keeps the
+# times, so an unchanged file is not rebuilt. siw needs no such build: the
+# debug kernel builds its own (CONFIG_RDMA_SIW=m).
+DEBUG_KDIR ?= $(shell scripts/debug-kernel.sh --cached)
+DEBUG_SRC := $(BUILD)/debug/xiw-src
+module-debug:
+	@test -n "$(DEBUG_KDIR)" || \
+		{ echo "no debug kernel built: make check-debug builds it"; exit 1; }
+	@mkdir -p $(DEBUG_SRC)/drivers/infiniband/sw/xiw $(DEBUG_SRC)/include/uapi/rdma
+	@cp -p Kbuild $(DEBUG_SRC)/
+	@cp -p drivers/infiniband/sw/xiw/Makefile $(wildcard drivers/infiniband/sw/xiw/*.[ch]) \
+		$(DEBUG_SRC)/drivers/infiniband/sw/xiw/
+	@cp -p include/uapi/rdma/*.h $(DEBUG_SRC)/include/uapi/rdma/
+	$(MAKE) -C $(DEBUG_KDIR)/build M=$(DEBUG_SRC) W=1 modules
+	cp $(DEBUG_SRC)/drivers/infiniband/sw/xiw/xiw.ko $(BUILD)/debug/xiw.ko
+
 install: all
 	scripts/install.sh $(KREL)
 
@@ -52,6 +75,9 @@ setup:
 
 check:
 	scripts/check.sh
+
+check-debug:
+	scripts/check.sh --debug
 
 run:
 	scripts/run.sh

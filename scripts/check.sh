@@ -1,15 +1,50 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# make check: set-up, build, static checks, host tests, VM selftests.
+# make check: set-up, build, static checks, host tests, VM selftests, the
+# hostile suites on the debug kernel when it is built, two guests.
+# make check-debug (--debug): set-up, the debug kernel (built if not
+# cached), user space, xiw.ko for it, every VM selftest on it.
 # Every check is one or more named results; the last line is the total:
 #   N passed, N failed[, N skipped]
+#
+#   scripts/check.sh [--debug]
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-logs=$repo/build/check
-# Everything is built from clean (before logs/ exists: clean removes build/).
-make -s clean > /dev/null 2>&1
+debug_only=
+case ${1:-} in
+'') ;;
+--debug) debug_only=1 ;;
+*) echo "usage: $0 [--debug]" >&2; exit 2 ;;
+esac
+# The selftests make check also runs on the debug kernel, when it is
+# cached: those that feed the kernel hostile input or tear objects down
+# mid-flight, where memory and locking bugs hide. One without a source
+# file (not built) is left out.
+DEBUG_SUITES="xiw_peer xiw_scribble xiw_link xiw_module xiw_teardown xiw_fault"
+# Selftests that only a kernel with fault injection can run: left out of
+# the stock kernel's run (every test of theirs would skip there).
+DEBUG_ONLY="xiw_fault"
+# The whole guest run on the debug kernel: DEBUG_SUITES, and every
+# selftest for make check-debug.
+DEBUG_VM_TIMEOUT=${XIW_DEBUG_VM_TIMEOUT:-3600}
+DEBUG_ALL_VM_TIMEOUT=${XIW_DEBUG_VM_TIMEOUT:-7200}
+# Lockdep reports once per boot, then turns itself off. The kernel's siw,
+# the peer these load, has a lock inversion lockdep reports
+# (siw_cm_llp_data_ready() read-locks sk_callback_lock with softirqs on
+# when siw's accept work runs TCP's backlog): make check-debug runs them
+# last, so that lockdep still watches every other program.
+SIW_SUITES="xiw_interop xiw_tools"
+if [ -n "$debug_only" ]; then
+	logs=$repo/build/check-debug
+else
+	logs=$repo/build/check
+	# Everything is built from clean (before logs/ exists: clean removes
+	# build/). make check-debug keeps the tree: it builds the user-space
+	# parts only, and its module in build/debug.
+	make -s clean > /dev/null 2>&1
+fi
 mkdir -p "$logs"
 pass=0 fail=0 skip=0
 
@@ -49,6 +84,66 @@ no_diagnostics() {	# no_diagnostics LOG COMMAND...
 	! grep -E '(warning|error):' "$log"
 }
 
+# The TAP results of one guest's output, as named results "PREFIX: ..."
+# (default "vm"); sets ntap. A selftest that reports fewer results than its
+# plan fails as well.
+tap_results() {	# tap_results OUTPUT-LOG [PREFIX]
+	local out=$1 cur= line plan= got=0
+	tp=${2:-vm}
+	ntap=0
+	[ -s "$out" ] || return 0
+	while IFS= read -r line; do
+		case $line in
+		"# selftest: "*)
+			tap_plan_check "$cur" "$plan" "$got"
+			cur=${line#\# selftest: } plan= got=0 ;;
+		1..[0-9]*) plan=${line#1..} ;;
+		"ok "*"# SKIP"*) result skip "$tp: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
+		"ok "*) result pass "$tp: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
+		"not ok "*) result fail "$tp: $cur: $(cut -d' ' -f4 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
+		"Bail out!"*) result fail "$tp: $cur: $line" ;;
+		"# exit: "*)
+			set -- ${line#\# exit: }
+			[ "$2" = 0 ] || [ "$2" = 4 ] ||
+				grep -q "^not ok" <(sed -n "/^# selftest: $1\$/,/^# exit: $1 /p" "$out") ||
+				result fail "$tp: $1 exited $2 without a failed test" ;;
+		esac
+	done < "$out"
+	tap_plan_check "$cur" "$plan" "$got"
+}
+tap_plan_check() {	# tap_plan_check SELFTEST PLAN RESULTS
+	[ -n "$1" ] && [ -n "$2" ] && [ "$3" -lt "$2" ] &&
+		result fail "$tp: $1: $3 results of the $2 planned"
+	return 0
+}
+# The debug kernel's lane: xiw.ko built for it, its module tree, the
+# given selftests in one guest (selftests/run_vm.sh adds a kernel log and
+# a kmemleak result after each), the guest's whole kernel log. Results are
+# named "vm debug: ...", logs in build/vm/debug.
+debug_lane() {	# debug_lane KDIR VM-TIMEOUT SELFTEST...
+	local kdir=$1 vm_timeout=$2 dkrel rc
+	shift 2
+	dkrel=$(cat "$kdir/release")
+	rm -f build/debug/xiw.ko
+	step "vm debug: build: xiw.ko against $dkrel (W=1, make module-debug)" \
+		no_diagnostics "$logs/kbuild-debug.out" make module-debug DEBUG_KDIR="$kdir"
+	[ -e build/debug/xiw.ko ] || return 0
+	if ! XIW_VM_KDIR=$kdir scripts/vm-modules.sh "$dkrel" build/debug/modroot \
+		> "$logs/vm-debug-modules.log" 2>&1; then
+		result fail "vm debug: module index for the guest" "$logs/vm-debug-modules.log"
+		return 0
+	fi
+	XIW_VM_KDIR=$kdir scripts/vm-run.sh -n debug -t "$vm_timeout" -- \
+		selftests/run_vm.sh "$@" > "$logs/vm-debug.log" 2>&1
+	rc=$?
+	tap_results build/vm/debug/output.log "vm debug"
+	[ "$ntap" -gt 0 ] || result fail "vm debug: no selftest result" "$logs/vm-debug.log"
+	case $rc in
+	0|1) result pass "vm debug: kernel log clean (no WARNING/BUG/Oops/hung task, KASAN/UBSAN/lockdep/ODEBUG/kmemleak report)" ;;
+	*) result fail "vm debug: run failed (vm-run.sh exit $rc; logs in build/vm/debug)" "$logs/vm-debug.log" ;;
+	esac
+}
+
 echo "== set-up"
 if ! ksrc=$(scripts/setup.sh 2> "$logs/setup.log" | tail -n 1); then
 	result fail "set-up (scripts/setup.sh)" "$logs/setup.log"
@@ -56,6 +151,40 @@ if ! ksrc=$(scripts/setup.sh 2> "$logs/setup.log" | tail -n 1); then
 fi
 krel=$(scripts/kernel-release.sh)
 export KSRC=$ksrc KREL=$krel
+
+if [ -n "$debug_only" ]; then
+	echo "== debug kernel (scripts/debug-kernel.sh)"
+	scripts/debug-kernel.sh --cached > /dev/null ||
+		echo "building it: about 13 minutes on 2 cores, once per machine" \
+			"(log: build/check-debug/debug-kernel.log)"
+	if dkdir=$(scripts/debug-kernel.sh 2> "$logs/debug-kernel.log" | tail -n 1) &&
+	   [ -e "$dkdir/.complete" ]; then
+		result pass "debug kernel: $dkdir"
+	else
+		result fail "debug kernel (scripts/debug-kernel.sh)" "$logs/debug-kernel.log"
+		summary
+	fi
+	echo "== build"
+	step "build: provider libxiw-rdmav34.so (-Werror)" make provider
+	step "build: selftests" make selftests
+	if [ "$fail" -gt 0 ]; then
+		summary
+	fi
+	echo "== VM selftests on the debug kernel (QEMU, panic_on_warn=1)"
+	progs=()
+	for t in build/selftests/xiw_*; do
+		case " $SIW_SUITES " in
+		*" ${t##*/} "*) ;;
+		*) progs+=("$t") ;;
+		esac
+	done
+	for s in $SIW_SUITES; do
+		[ -e "build/selftests/$s" ] && progs+=("build/selftests/$s")
+	done
+	debug_lane "$dkdir" "$DEBUG_ALL_VM_TIMEOUT" "${progs[@]}"
+	echo "== logs: build/check-debug, build/vm/debug"
+	summary
+fi
 
 echo "== build"
 step "build: xiw.ko with W=1, no warnings" \
@@ -95,39 +224,16 @@ grep -qE '^ *[0-9]+/[0-9]+ Test +#' "$logs/ctest.log" ||
 echo "== VM selftests (QEMU, panic_on_warn=1)"
 scripts/vm-modules.sh "$krel" build/vm/modroot > "$logs/vm-modules.log" 2>&1 ||
 	result fail "vm: module index for the guest" "$logs/vm-modules.log"
-scripts/vm-run.sh -n selftests -t 2400 -- selftests/run_vm.sh \
+stock=()
+for t in build/selftests/xiw_*; do
+	case " $DEBUG_ONLY " in
+	*" ${t##*/} "*) ;;
+	*) stock+=("$t") ;;
+	esac
+done
+scripts/vm-run.sh -n selftests -t 2400 -- selftests/run_vm.sh "${stock[@]}" \
 	> "$logs/vm.log" 2>&1
 vm_rc=$?
-# The TAP results of one guest's output, as named results; sets ntap.
-# A selftest that reports fewer results than its plan fails as well.
-tap_results() {	# tap_results OUTPUT-LOG
-	local out=$1 cur= line plan= got=0
-	ntap=0
-	[ -s "$out" ] || return 0
-	while IFS= read -r line; do
-		case $line in
-		"# selftest: "*)
-			tap_plan_check "$cur" "$plan" "$got"
-			cur=${line#\# selftest: } plan= got=0 ;;
-		1..[0-9]*) plan=${line#1..} ;;
-		"ok "*"# SKIP"*) result skip "vm: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
-		"ok "*) result pass "vm: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
-		"not ok "*) result fail "vm: $cur: $(cut -d' ' -f4 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
-		"Bail out!"*) result fail "vm: $cur: $line" ;;
-		"# exit: "*)
-			set -- ${line#\# exit: }
-			[ "$2" = 0 ] || [ "$2" = 4 ] ||
-				grep -q "^not ok" <(sed -n "/^# selftest: $1\$/,/^# exit: $1 /p" "$out") ||
-				result fail "vm: $1 exited $2 without a failed test" ;;
-		esac
-	done < "$out"
-	tap_plan_check "$cur" "$plan" "$got"
-}
-tap_plan_check() {	# tap_plan_check SELFTEST PLAN RESULTS
-	[ -n "$1" ] && [ -n "$2" ] && [ "$3" -lt "$2" ] &&
-		result fail "vm: $1: $3 results of the $2 planned"
-	return 0
-}
 tap_results build/vm/selftests/output.log
 [ "$ntap" -gt 0 ] || result fail "vm: no selftest result" "$logs/vm.log"
 # The run itself: timeout, a guest that died, or a kernel warning.
@@ -135,6 +241,17 @@ case $vm_rc in
 0|1) result pass "vm: kernel log clean (no WARNING/BUG/Oops/hung task)" ;;
 *) result fail "vm: run failed (vm-run.sh exit $vm_rc; logs in build/vm/selftests)" "$logs/vm.log" ;;
 esac
+
+echo "== hostile suites on the debug kernel (KASAN, lockdep, kmemleak)"
+if dkdir=$(scripts/debug-kernel.sh --cached 2> /dev/null); then
+	suites=()
+	for s in $DEBUG_SUITES; do
+		[ -e "selftests/$s.c" ] && suites+=("build/selftests/$s")
+	done
+	debug_lane "$dkdir" "$DEBUG_VM_TIMEOUT" "${suites[@]}"
+else
+	echo "debug kernel not built, lane skipped: make check-debug builds it (once) and runs every selftest on it"
+fi
 
 echo "== two guests on one link (QEMU, panic_on_warn=1)"
 scripts/vm-pair.sh -t 900 -- selftests/xiw_pair.sh > "$logs/vm-pair.log" 2>&1
