@@ -357,6 +357,16 @@ static void xiw_qp_flush(struct xiw_qp *qp)
 }
 
 /*
+ * A post in ERR is flushed at its doorbell, unless the wire still holds
+ * the queues: xiw_qp_stop_wire's flush then takes it, in order. Must
+ * hold the queue's lock.
+ */
+static bool xiw_qp_flush_posts(const struct xiw_qp *qp)
+{
+	return qp->state == IB_QPS_ERR && !qp->wq_held;
+}
+
+/*
  * The wire takes the queues (RTS) or lets go of them, flushing what an
  * ERR or RESET left for it. Must hold state_lock.
  */
@@ -722,7 +732,7 @@ static int xiw_post_send_kernel(struct xiw_qp *qp, const struct ib_send_wr *wr,
 	}
 	/* Nothing will send in ERR: flush what we queued, as for users. */
 	if (qp->state == IB_QPS_ERR) {
-		if (!qp->wq_held)
+		if (xiw_qp_flush_posts(qp))
 			xiw_sq_drain(qp, true);
 		posted = false;
 	}
@@ -757,7 +767,7 @@ static int xiw_post_recv_kernel(struct xiw_qp *qp, const struct ib_recv_wr *wr,
 		if (rv)
 			break;
 	}
-	if (qp->state == IB_QPS_ERR && !qp->wq_held)
+	if (xiw_qp_flush_posts(qp))
 		xiw_rq_drain(qp, true);
 out:
 	spin_unlock_irqrestore(&qp->rq_lock, irqflags);
@@ -785,7 +795,7 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->sq_lock, irqflags);
-	if (qp->state == IB_QPS_ERR && !qp->wq_held)
+	if (xiw_qp_flush_posts(qp))
 		xiw_sq_drain(qp, true);
 	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 	xiw_tx_doorbell(qp);
@@ -805,7 +815,7 @@ int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq_lock, irqflags);
-	if (qp->state == IB_QPS_ERR && !qp->wq_held)
+	if (xiw_qp_flush_posts(qp))
 		xiw_rq_drain(qp, true);
 	spin_unlock_irqrestore(&qp->rq_lock, irqflags);
 	return 0;
@@ -825,16 +835,13 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	struct xiw_wire *w = &qp->wire;
 	u32 norq = roundup_pow_of_two(clamp_t(u32, mpa->ord, 1, XIW_MAX_ORD));
 	u32 nirq = roundup_pow_of_two(clamp_t(u32, mpa->ird, 1, XIW_MAX_IRD));
-	struct xiw_orq_entry *orq;
-	struct xiw_irq_entry *irq;
+	struct xiw_orq_entry *orq = NULL;
+	struct xiw_irq_entry *irq = NULL;
 	int rv = 0;
 
 	if (!xiw_fault(XIW_FAULT_WIRE_RINGS)) {
 		orq = kcalloc(norq, sizeof(*orq), GFP_KERNEL);
 		irq = kcalloc(nirq, sizeof(*irq), GFP_KERNEL);
-	} else {
-		orq = NULL;
-		irq = NULL;
 	}
 	mutex_lock(&qp->state_lock);
 	if (!orq || !irq) {
