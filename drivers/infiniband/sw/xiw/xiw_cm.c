@@ -1404,7 +1404,7 @@ int xiw_cm_init(void)
 	if (!xiw_cm_wq)
 		return -ENOMEM;
 	xiw_data_wq = alloc_workqueue("xiw_data",
-				      WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+				      WQ_MEM_RECLAIM, 0);
 	if (!xiw_data_wq) {
 		rv = -ENOMEM;
 		goto err_cm_wq;

@@ -58,6 +58,18 @@ module_param(tx_zcopy_min, uint, 0644);
 MODULE_PARM_DESC(tx_zcopy_min,
 		 "Smallest message sent zero-copy, in bytes (default 16384)");
 
+/*
+ * A post sends in its own system call only while that is short: one
+ * large message, or a loop of posts, sending from the poster's context
+ * keeps the application from polling its CQ and reposting receives
+ * while its peer's Sends use them up (iWARP has no RNR retry: a Send
+ * that finds no receive ends the connection).
+ */
+static uint tx_post_bytes = 16384;
+module_param(tx_post_bytes, uint, 0644);
+MODULE_PARM_DESC(tx_post_bytes,
+		 "Payload a user post sends in its own system call before the transmit worker takes over, in bytes (default 16384)");
+
 enum xiw_src {
 	XIW_SRC_NONE,
 	XIW_SRC_INLINE,		/* tx->msg.inl */
@@ -1167,8 +1179,28 @@ static void xiw_tx_irq_retire(struct xiw_qp *qp)
 	qp->tx->msg.fin = XIW_FIN_NONE;
 }
 
-/* One pass over the work queued. Must hold pass_lock. */
-static void xiw_tx_pass(struct xiw_qp *qp)
+/*
+ * May this pass go on with the current message? If its payload is more
+ * than is left of @bytes, the worker takes it over, and sq_busy stays
+ * set until the worker's pass clears it: the provider's next posts need
+ * no system call.
+ */
+static bool xiw_tx_take_bytes(struct xiw_qp *qp, u32 *bytes)
+{
+	if (qp->tx->msg.len > *bytes) {
+		xiw_tx_kick(qp);
+		return false;
+	}
+	*bytes -= qp->tx->msg.len;
+	return true;
+}
+
+/*
+ * One pass over the work queued. Must hold pass_lock. A pass starts new
+ * messages while their payload fits in @bytes; the first that does not
+ * stays taken and the transmit worker goes on with it.
+ */
+static void xiw_tx_pass(struct xiw_qp *qp, u32 bytes)
 {
 	struct xiw_tx *tx = qp->tx;
 	int budget = XIW_TX_BUDGET, rv;
@@ -1176,6 +1208,8 @@ static void xiw_tx_pass(struct xiw_qp *qp)
 	lockdep_assert_held(&tx->pass_lock);
 
 	xiw_tx_set_busy(qp, 1);
+	if (tx->msg.active && !xiw_tx_take_bytes(qp, &bytes))
+		return;
 	for (;;) {
 		if (!tx->busy) {
 			if (!tx->msg.active) {
@@ -1194,6 +1228,8 @@ static void xiw_tx_pass(struct xiw_qp *qp)
 					xiw_tx_set_busy(qp, 1);
 					continue;
 				}
+				if (!xiw_tx_take_bytes(qp, &bytes))
+					return;
 			}
 			rv = xiw_tx_build(qp);
 			if (rv) {
@@ -1249,7 +1285,7 @@ static void xiw_tx_work(struct work_struct *work)
 
 	mutex_lock(&tx->pass_lock);
 	if (READ_ONCE(tx->started))
-		xiw_tx_pass(tx->qp);
+		xiw_tx_pass(tx->qp, U32_MAX);
 	mutex_unlock(&tx->pass_lock);
 }
 
@@ -1269,7 +1305,7 @@ void xiw_tx_doorbell(struct xiw_qp *qp)
 		return;
 	}
 	if (READ_ONCE(tx->started))
-		xiw_tx_pass(qp);
+		xiw_tx_pass(qp, READ_ONCE(tx_post_bytes));
 	mutex_unlock(&tx->pass_lock);
 }
 
