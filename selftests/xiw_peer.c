@@ -450,6 +450,27 @@ TEST_F_TIMEOUT(peer, reads_beyond_ird, 60)
 		   "terminate layer=0x0 etype=0x2 ecode=0x07", true);
 }
 
+/*
+ * RDMAP-04 at IRD 0: the listener accepts with no inbound Reads and the
+ * peer asks ORD 0, so none may arrive; one Read Request is an overrun.
+ */
+TEST_F_TIMEOUT(peer, read_at_ird_zero, 60)
+{
+	static const char *const a[] = {
+		"--ord", "0", "--linger", "5000", "--expect",
+		"terminate layer=0x0 etype=0x2 ecode=0x07", "--expect", "close",
+		"read:0:0:0", NULL };
+
+	self->o.rd_atom = 0;
+	xp_run(_metadata, self, 3000, a);
+	EXPECT_EQ(0, self->seen.peer_exit) XP_LOG_PEER();
+	EXPECT_EQ(1, self->seen.established);
+	EXPECT_EQ(1, self->seen.async_fatal)
+		TH_LOG("QP_FATAL %d, QP_ACCESS_ERR %d, other %d",
+		       self->seen.async_fatal, self->seen.async_access,
+		       self->seen.async_other);
+}
+
 /* DDP-07: an MSN that is not the next one expected */
 TEST_F_TIMEOUT(peer, bad_msn, 60)
 {

@@ -29,6 +29,7 @@
 
 #include "kselftest_harness.h"
 #include "xiw_rdma_util.h"
+#include "xiw_mpa_util.h"
 #include "xiw_bulk.h"
 
 /* The soak: 1000 cycles (XIW_TEST_CHURN overrides). */
@@ -601,6 +602,72 @@ TEST_F_TIMEOUT(ird1, reads_back_to_back, 300)
 			TH_LOG("Read %d of %zu bytes: %s", i, len, xr_wc_str(&wc));
 	}
 	ASSERT_EQ(-1, xr_check(self->p.cli.buf, 8192, 3));
+}
+
+/*
+ * RDMAP-04 at ORD 0: both ends connect with no Reads either way; a Read
+ * posted anyway fails locally (siw does the same) and the QP goes to
+ * ERR, flushing what follows. Nothing reaches the peer. With a Read as
+ * the RTR message (p2p_rtr 3) the responder's IRD must still take that
+ * one zero-length Read (E-06, RFC 6581 section 9.1), or the connection
+ * never comes up.
+ */
+FIXTURE(ord0) {
+	struct xr_link link;
+	struct xr_net net;
+	struct xr_pair p;
+};
+
+FIXTURE_VARIANT(ord0) {
+	int rtr;
+};
+
+FIXTURE_VARIANT_ADD(ord0, rtr_write) { .rtr = 2 };
+FIXTURE_VARIANT_ADD(ord0, rtr_read) { .rtr = 3 };
+
+FIXTURE_SETUP(ord0)
+{
+	struct xr_opts o = { .buflen = 8192, .wr = 8, .sge = 1, .rd_atom = 0 };
+	char why[320];
+
+	ASSERT_EQ(0, xr_load_modules());
+	if (!xr_is_siw())
+		ASSERT_EQ(0, xm_params(1, 2, variant->rtr));
+	ASSERT_EQ(0, open_pairs(&self->link, &self->net, &self->p, 1, &o,
+				why, sizeof(why))) TH_LOG("%s", why);
+}
+
+FIXTURE_TEARDOWN(ord0)
+{
+	xr_pairs_fini(&self->p, 1);
+	xr_net_fini(&self->net);
+	if (!xr_is_siw())
+		xm_params_default();
+}
+
+TEST_F_TIMEOUT(ord0, read_fails_locally, 120)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, ibv_query_qp(self->p.cli.qp, &attr,
+				  IBV_QP_MAX_QP_RD_ATOMIC, &init));
+	ASSERT_EQ(0, attr.max_rd_atomic);
+	ASSERT_EQ(0, xr_post(&self->p.cli, IBV_WR_RDMA_READ, 1, 0, 64,
+			     IBV_SEND_SIGNALED,
+			     &self->p.srv, 0));
+	ASSERT_EQ(0, xr_post(&self->p.cli, IBV_WR_SEND, 2, 0, 64,
+			     IBV_SEND_SIGNALED, NULL, 0));
+	ASSERT_EQ(1, xr_poll(self->p.cli.cq, &wc, 1, XR_WAIT_MS));
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_EQ(1, xr_poll(self->p.cli.cq, &wc, 1, XR_WAIT_MS));
+	EXPECT_EQ(2, wc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	/* The server's receives flush as the connection ends; none succeeds. */
+	while (xr_poll(self->p.srv.cq, &wc, 1, 2000) == 1)
+		EXPECT_NE(IBV_WC_SUCCESS, wc.status);
 }
 
 /*

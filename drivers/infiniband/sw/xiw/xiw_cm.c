@@ -1141,6 +1141,13 @@ int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 		else if (conn->rtr_offer & BIT(RDMAP_SEND))
 			rtr = BIT(RDMAP_SEND);
 		conn->mpa.rtr = rtr ? __ffs(rtr) + 1 : 0;
+		/*
+		 * E-06: the RTR's zero-length Read needs room for one
+		 * inbound Read even where the ULP wants none (RFC 6581
+		 * section 9.1 raises the responder's IRD to 1 for it).
+		 */
+		if (rtr == BIT(RDMAP_READ_REQ) && !conn->mpa.ird)
+			conn->mpa.ird = 1;
 	}
 	conn->mpa.responder = true;
 	/* Our M, in the Reply, asks the initiator for markers. */

@@ -543,9 +543,8 @@ static void xiw_rx_read_req(struct xiw_rx *rx)
 		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
 		return;
 	}
-	if (READ_ONCE(w->irq_tail) - READ_ONCE(w->irq_head) >=
-	    max_t(u32, w->mpa.ird, 1)) {
-		/* RDMAP-04: more Reads than our IRD. */
+	if (READ_ONCE(w->irq_tail) - READ_ONCE(w->irq_head) >= w->mpa.ird) {
+		/* RDMAP-04: more Reads than our IRD (0: none at all). */
 		xiw_rx_error(rx, TERM_RDMAP_OP, 0x07, true);
 		return;
 	}

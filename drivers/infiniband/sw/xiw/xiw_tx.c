@@ -822,7 +822,8 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
 		u32 sink_stag = 0;
 		u64 sink_to = 0;
 
-		if (sqe->flags & XIW_WQE_INLINE)
+		/* ORD 0: the connection agreed that we send no Reads. */
+		if ((sqe->flags & XIW_WQE_INLINE) || !qp->wire.mpa.ord)
 			return -EINVAL;
 		if (sqe->opcode == IB_UVERBS_WR_RDMA_READ_WITH_INV &&
 		    !qp->kernel)
@@ -880,7 +881,11 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
 	}
 }
 
-/* May the SQ entry go now? Fence and ORD rules (RDMAP-04). */
+/*
+ * May the SQ entry go now? Fence and ORD rules (RDMAP-04). With ORD 0 a
+ * Read is let through to fail in xiw_tx_from_sqe() once the RTR's Read
+ * (sent outside the ORD) is done.
+ */
 static bool xiw_tx_may_start(struct xiw_qp *qp, const struct xiw_sqe *sqe)
 {
 	struct xiw_wire *w = &qp->wire;
