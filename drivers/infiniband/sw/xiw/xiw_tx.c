@@ -231,7 +231,7 @@ static void xiw_zc_release(struct xiw_zc *z)
 	sock_put(z->sk);
 	xiw_zc_ctx_put(ctx);
 	kfree(z);
-	/* Last: this function is module text (see xiw_tx_zc_begin()). */
+	/* Last; see xiw_zc_callback() for why this text is still there. */
 	module_put(THIS_MODULE);
 }
 
@@ -239,8 +239,18 @@ static void xiw_zc_release(struct xiw_zc *z)
 static void xiw_zc_callback(struct sk_buff *skb, struct ubuf_info *u,
 			    bool zerocopy_success)
 {
-	if (refcount_dec_and_test(&u->refcnt))
-		xiw_zc_release(container_of(u, struct xiw_zc, u));
+	if (!refcount_dec_and_test(&u->refcnt))
+		return;
+	/*
+	 * The release may drop the module's last reference (taken in
+	 * xiw_tx_zc_begin()), and an rmmod may then go ahead while we
+	 * still run here. The module's memory is freed only after an RCU
+	 * grace period (free_module() waits for one), so this read-side
+	 * section keeps our text there until we are on the way out.
+	 */
+	rcu_read_lock();
+	xiw_zc_release(container_of(u, struct xiw_zc, u));
+	rcu_read_unlock();
 }
 
 static void xiw_tx_msg_release(struct xiw_txmsg *m)
