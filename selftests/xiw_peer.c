@@ -790,7 +790,6 @@ static long xp_tcp_objects(void)
 	return active;
 }
 
-/* A short fuzz run with a fixed seed; the kernel gives the sockets back. */
 /*
  * E-06: the responder picks a ready-to-receive message xiw did not offer
  * (xiw offers a zero-length Write by default; the peer picks Read): xiw
