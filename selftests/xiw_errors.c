@@ -8,8 +8,8 @@
  * both ends are xiw in this one process over 10.99.0.1 on a dummy
  * netdev, so their TCP stream runs over lo).
  *
- * Requirement IDs (V-*, DDP-*, RDMAP-*, TERM-*, MPA-*) are those of the
- * project's iWARP conformance checklist.
+ * Requirement IDs (V-*, DDP-*, RDMAP-*, TERM-*, MPA-*) are defined in
+ * Documentation/requirements.rst.
  */
 #include <netinet/in.h>
 #include <signal.h>
@@ -989,7 +989,7 @@ TEST_F(setup, mpa_reject_private_data)
 	}
 	EXPECT_TRUE(rejected);
 	rdma_destroy_id(req);
-	/* MPA-05: the Reply frame on the wire has R set. */
+	/* MPA-06: the Reply frame on the wire has R set. */
 	usleep(100 * 1000);
 	xm_cap_drain(x->cap);
 	rep = xm_frame(&x->cap->rsp, "MPA ID Rep Frame");

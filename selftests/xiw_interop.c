@@ -21,8 +21,8 @@
  * The markers fixture: with xiw's mpa_markers=1 the connection fails at
  * once with REJECTED in both directions (siw has no markers).
  *
- * Not covered, siw's known deviation (iwarp-conformance.md, E-06): siw
- * never picks a zero-length Send RTR (an initiator offering only Send
+ * Not covered, siw's known deviation (E-06, Documentation/requirements.rst):
+ * siw never picks a zero-length Send RTR (an initiator offering only Send
  * gets a Write), so p2p_rtr 1 towards siw is not a variant.
  *
  * The dynamic debug of xiw and siw is on (XIW_TEST_DYNDBG=0 turns it

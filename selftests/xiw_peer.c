@@ -7,11 +7,11 @@
  * gets back.
  *
  * A correct Send must land in the posted receive with its length and
- * bytes; each hostile row must draw the Terminate the checklist names
+ * bytes; each hostile row must draw the Terminate errors.rst names
  * (layer/etype/ecode) and end the connection, with the async event of
  * V-07 on the listener's QP; a short fuzz run must leave the kernel quiet
  * (the VM runner fails on any warning) and give back the TCP sockets it
- * took. Requirement IDs are those of the project's conformance checklist.
+ * took. Requirement IDs are defined in Documentation/requirements.rst.
  */
 #include <limits.h>
 #include <signal.h>
@@ -811,7 +811,6 @@ static long xp_tcp_objects(void)
 	return active;
 }
 
-/* A short fuzz run with a fixed seed; the kernel gives the sockets back. */
 /*
  * E-06: the responder picks a ready-to-receive message xiw did not offer
  * (xiw offers a zero-length Write by default; the peer picks Read): xiw
@@ -834,10 +833,11 @@ TEST_F_TIMEOUT(peer, kernel_initiator_rtr_not_offered, 60)
 }
 
 /*
- * The hostile campaign (issue 6): XIW_FUZZ_FRAMES frames (default 3000,
- * `make fuzz` runs 100000) from seed XIW_FUZZ_SEED (default 20261130),
- * 5 % of them mutated, the peer reconnecting after every Terminate. Every
- * connection must end, and the TCP slab must give back what it took.
+ * The hostile campaign (errors.rst, "Random and structured mutations"):
+ * XIW_FUZZ_FRAMES frames (default 3000, `make fuzz` runs 100000) from
+ * seed XIW_FUZZ_SEED (default 20261130), 5 % of them mutated, the peer
+ * reconnecting after every Terminate. Every connection must end, and the
+ * TCP slab must give back what it took.
  */
 TEST_F_TIMEOUT(peer, fuzz, 3600)
 {

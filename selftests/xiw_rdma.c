@@ -7,8 +7,8 @@
  * disconnect and flush, connection churn and many connections at once,
  * and zero-copy transmit (completion on acknowledgement, retransmission
  * from the application's pages).
- * Requirement IDs (DDP-05, RDMAP-02, ORD-*, V-01, V-05, MPA-01, MPA-23)
- * are those of the project's iWARP conformance checklist.
+ * Requirement IDs (DDP-05, RDMAP-02, ORD-01..03, V-01, V-05, MPA-01,
+ * MPA-23) are defined in Documentation/requirements.rst.
  *
  * XIW_TEST_LINK_TYPE=siw runs the same tests against the kernel's siw
  * (build/siw/siw.ko) to validate them; the default is xiw.
@@ -32,13 +32,13 @@
 #include "xiw_mpa_util.h"
 #include "xiw_bulk.h"
 
-/* The issue's soak: 1000 cycles (XIW_TEST_CHURN overrides). */
+/* SCALE-02: 1000 connection cycles (XIW_TEST_CHURN overrides). */
 #define XR_CHURN_CYCLES	1000
 /*
- * 256 simultaneous connections, as the issue asks (XIW_TEST_CONNS
- * overrides). siw handles 16 but not
- * 32 (ibv_create_cq fails with errno ENOSPC, two CQs per connection), so
- * on siw the test uses XR_CONNS_SIW unless XIW_TEST_CONNS is set.
+ * SCALE-01: 256 simultaneous connections (XIW_TEST_CONNS overrides). siw
+ * handles 16 but not 32 (ibv_create_cq fails with errno ENOSPC, two CQs
+ * per connection), so on siw the test uses XR_CONNS_SIW unless
+ * XIW_TEST_CONNS is set.
  */
 #define XR_CONNS	256
 #define XR_CONNS_SIW	16
@@ -214,7 +214,7 @@ TEST_F(xfer, send_solicited_event)
 	ASSERT_EQ(2, xr_poll(self->c->cq, (struct ibv_wc[2]){}, 2, XR_WAIT_MS));
 }
 
-/* ORD-*: a Write's data is at the sink once a later Send is delivered. */
+/* ORD-02: a Write's data is at the sink once a later Send is delivered. */
 TEST_F(xfer, write_then_send)
 {
 	size_t sz = variant->size;
@@ -378,7 +378,10 @@ TEST_F(conn, zero_length_write_read_stag_not_checked)
 		TH_LOG("connection broken after zero-length ops on a bad STag");
 }
 
-/* ORD-*: 100 Sends posted back to back are delivered in order. */
+/*
+ * ORD-01, ORD-03: 100 Sends posted back to back are delivered in order
+ * and complete at the sender in posting order.
+ */
 TEST_F(conn, order_100_sends)
 {
 	static struct ibv_wc wc[100];

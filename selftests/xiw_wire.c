@@ -34,7 +34,7 @@
  * what one FPDU holds at the MULPDU of the EMSS the handshake shows,
  * checking where the capture shows each message cut.
  *
- * Requirement IDs are those of the project's iWARP conformance checklist.
+ * Requirement IDs are defined in Documentation/requirements.rst.
  */
 #include <dirent.h>
 #include <sys/stat.h>

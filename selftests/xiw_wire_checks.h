@@ -102,7 +102,7 @@ xw_send_both_ways(struct __test_metadata *_metadata, struct xr_side *c,
 	}
 }
 
-/* ORD-*: each Write's data is at the sink when the next Send arrives. */
+/* ORD-02: each Write's data is at the sink when the next Send arrives. */
 static void __attribute__((unused))
 xw_write_then_send(struct __test_metadata *_metadata, struct xr_side *c,
 		   struct xr_side *s, uint64_t seed)

@@ -8,8 +8,8 @@
  *
  * No sockets and no global state. Decoders never allocate and never read
  * outside the span they are given, whatever its bytes: they are fuzzed
- * (fuzz_codec.cpp). Requirement IDs (MPA-*, DDP-*, TERM-*, E-*) are those
- * of the project's conformance checklist.
+ * (fuzz_codec.cpp). Requirement IDs (MPA-*, DDP-*, TERM-*, E-*) are
+ * defined in Documentation/requirements.rst.
  */
 #ifndef XIW_PEER_CODEC_H
 #define XIW_PEER_CODEC_H
@@ -131,7 +131,7 @@ constexpr std::size_t fpdu_pad(std::size_t ulpdu_len) noexcept
 }
 
 /*
- * MPA-23 (RFC 5044 section 6.2): the largest ULPDU that keeps an FPDU
+ * MPA-23 (RFC 5044 section 4.5): the largest ULPDU that keeps an FPDU
  * within one segment of emss bytes, never below 128.
  */
 std::size_t mulpdu(std::size_t emss, bool markers) noexcept;

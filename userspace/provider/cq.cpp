@@ -114,9 +114,16 @@ int req_notify_cq(ibv_cq *ibcq, int solicited_only) noexcept
 	Cq *cq = Cq::from(ibcq);
 
 	/*
-	 * Sequentially consistent, to pair with the kernel's full barrier
-	 * between placing a CQE and reading cq_notify: either the kernel
-	 * sees the CQ armed, or the application's next poll sees the CQE.
+	 * Arming races with a CQE being placed. The kernel (xiw_cq_add())
+	 * publishes the CQE, issues smp_mb(), then reads cq_notify; here the
+	 * arm is a sequentially consistent store, and the application's next
+	 * poll reads the slot's flags with an acquire load. Either the kernel
+	 * sees the CQ armed or that poll sees the CQE, provided this store is
+	 * ordered before that load. The C++ memory model does not promise
+	 * that for a seq_cst store and a later acquire load; the machine
+	 * code does on x86-64 (GCC and clang make the store an XCHG, a full
+	 * barrier) and on AArch64 as long as the acquire load is an LDAR,
+	 * which an earlier STLR orders (an LDAPR, Armv8.3 RCpc, would not).
 	 * No lock: arming does not touch the consumer index.
 	 */
 	shared_word(cq->ring.ctrl().cq_notify)

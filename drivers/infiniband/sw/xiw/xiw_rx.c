@@ -1212,7 +1212,7 @@ static bool xiw_rx_read(struct xiw_rx *rx, struct sock *sk)
 /*
  * From the socket's data_ready callback, under sk_callback_lock: parse
  * right here (softirq, or the socket owner's release_sock()), the short
- * path to a completion (issue 4).
+ * path to a completion (Documentation/performance.rst, "Third run").
  */
 void xiw_rx_data_ready(struct xiw_qp *qp, struct sock *sk)
 {

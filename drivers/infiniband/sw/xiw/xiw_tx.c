@@ -16,7 +16,7 @@
  * CPU touches the payload.
  *
  * SQ slots stay owned by the kernel from consumption to completion, so
- * completions retire in posting order (ORD-*) even though a Read ends
+ * completions retire in posting order (ORD-03) even though a Read ends
  * only when its Response arrives (xiw_rx.c).
  */
 #include <linux/crc32c.h>
