@@ -116,20 +116,19 @@ int req_notify_cq(ibv_cq *ibcq, int solicited_only) noexcept
 	/*
 	 * Arming races with a CQE being placed. The kernel (xiw_cq_add())
 	 * publishes the CQE, issues smp_mb(), then reads cq_notify; here the
-	 * arm is a sequentially consistent store, and the application's next
-	 * poll reads the slot's flags with an acquire load. Either the kernel
-	 * sees the CQ armed or that poll sees the CQE, provided this store is
-	 * ordered before that load. The C++ memory model does not promise
-	 * that for a seq_cst store and a later acquire load; the machine
-	 * code does on x86-64 (GCC and clang make the store an XCHG, a full
-	 * barrier) and on AArch64 as long as the acquire load is an LDAR,
-	 * which an earlier STLR orders (an LDAPR, Armv8.3 RCpc, would not).
-	 * No lock: arming does not touch the consumer index.
+	 * arm is a store followed by a full fence, and the application's
+	 * next poll reads the slot's flags with an acquire load. Either the
+	 * kernel sees the CQ armed or that poll sees the CQE: the fence
+	 * orders this store before that load (a seq_cst store alone would
+	 * not, by the C++ memory model, against a later acquire load; on
+	 * AArch64 an LDAPR may pass an earlier STLR). No lock: arming does
+	 * not touch the consumer index.
 	 */
 	shared_word(cq->ring.ctrl().cq_notify)
 		.store(solicited_only != 0 ? XIW_CQ_NOTIFY_SOLICITED :
 					     XIW_CQ_NOTIFY_NEXT,
-		       std::memory_order_seq_cst);
+		       std::memory_order_relaxed);
+	std::atomic_thread_fence(std::memory_order_seq_cst);
 	return 0;
 }
 

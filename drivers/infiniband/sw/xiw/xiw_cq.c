@@ -109,8 +109,8 @@ void xiw_cq_add(struct xiw_cq *cq, const struct xiw_cqe *cqe)
 	 * Store (the CQE) then load (the arm word), against the consumer's
 	 * store (arm) then load (poll): each side needs a full barrier in
 	 * between, or both may miss the other's store and the event is
-	 * lost. Ours is this one; the provider's arm is a sequentially
-	 * consistent store, and a kernel consumer arms under cq->lock.
+	 * lost. Ours is this one; the provider's arm is a store followed
+	 * by a seq_cst fence, and a kernel consumer arms under cq->lock.
 	 */
 	smp_mb();
 	/* The arm word is user memory: any value but these two is no arm. */
