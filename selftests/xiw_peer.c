@@ -66,6 +66,10 @@ FIXTURE(peer) {
 	char peer[PATH_MAX];	/* exe's directory + 32 bytes fits */
 	char where[64];
 	long long run_ms;	/* one peer run's limit, XP_RUN_MS unless set */
+	/* > 0: deregister the first side's MR this long after ESTABLISHED */
+	long long dereg_after_ms;
+	long long dereg_ms;	/* how long ibv_dereg_mr took, -1 if not run */
+	int dereg_rc;
 	struct xp_seen seen;
 };
 
@@ -271,8 +275,11 @@ static void xp_run(struct __test_metadata *_metadata,
 	bool out_open = true;
 	pid_t pid;
 
+	long long up_at = 0;
+
 	memset(v, 0, sizeof(*v));
 	v->peer_exit = -1;
+	self->dereg_ms = -1;
 	for (i = 0; args[i] && k < 46; i++)
 		argv[k++] = args[i];
 	argv[k] = NULL;
@@ -306,6 +313,18 @@ static void xp_run(struct __test_metadata *_metadata,
 		xp_cm(_metadata, self);
 		xp_poll_cqs(self);
 		xp_async(self);
+		if (v->established && !up_at)
+			up_at = now_ms();
+		if (self->dereg_after_ms && up_at && self->dereg_ms < 0 &&
+		    self->s[0].mr &&
+		    now_ms() >= up_at + self->dereg_after_ms) {
+			long long t0 = now_ms();
+
+			self->dereg_rc = ibv_dereg_mr(self->s[0].mr);
+			self->dereg_ms = now_ms() - t0;
+			if (!self->dereg_rc)
+				self->s[0].mr = NULL;
+		}
 		if (v->peer_exit == -1 && !out_open &&
 		    waitpid(pid, &st, WNOHANG) == pid) {
 			v->peer_exit = WIFEXITED(st) ? WEXITSTATUS(st) : 256;
@@ -469,6 +488,28 @@ TEST_F_TIMEOUT(peer, read_at_ird_zero, 60)
 		TH_LOG("QP_FATAL %d, QP_ACCESS_ERR %d, other %d",
 		       self->seen.async_fatal, self->seen.async_access,
 		       self->seen.async_other);
+}
+
+/*
+ * A peer controls how long a message stays half placed: here a Send's
+ * first bytes, then silence. Deregistering the receive buffer's MR
+ * meanwhile must not wait for the peer (it used to wait until the
+ * connection ended, holding ibv_dereg_mr and process exit in D state).
+ */
+TEST_F_TIMEOUT(peer, dereg_while_send_stalls, 60)
+{
+	static const char *const a[] = { "--linger", "8000",
+					  "send:1000!truncate=500",
+					  "wait:5000", "close", NULL };
+
+	self->dereg_after_ms = 1000;
+	xp_run(_metadata, self, 8000, a);
+	EXPECT_EQ(1, self->seen.established);
+	ASSERT_LE(0, self->dereg_ms) TH_LOG("the MR was never deregistered");
+	EXPECT_EQ(0, self->dereg_rc);
+	EXPECT_GT(2000, self->dereg_ms)
+		TH_LOG("ibv_dereg_mr took %lld ms", self->dereg_ms);
+	EXPECT_EQ(0, self->seen.recv_ok);
 }
 
 /* DDP-07: an MSN that is not the next one expected */

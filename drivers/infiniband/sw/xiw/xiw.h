@@ -284,8 +284,9 @@ struct xiw_mr {
 	int access;
 	/*
 	 * One reference owned by the registration, one for each data path
-	 * user between xiw_mr_get() and xiw_mr_put(); dereg drops its own
-	 * and waits for 'released' before freeing pages.
+	 * user between xiw_mr_get() and xiw_mr_put(). A reference keeps the
+	 * structure; the pages are used under RCU (xiw_mem.c). A kernel
+	 * MR's dereg waits for 'released'; a user MR's last put frees it.
 	 */
 	refcount_t ref;
 	struct completion released;
@@ -300,6 +301,9 @@ struct xiw_mr {
 	 */
 	spinlock_t lock;
 	u32 stag;
+	/* The data path's last use: the RCU grace-period cookie of then. */
+	bool used;
+	unsigned long used_gp;
 	bool valid;			/* STag usable (USER, DMA: until dereg
 					 * or a LOCAL_INV; FRMR: REG_MR to
 					 * invalidation)
@@ -412,9 +416,11 @@ int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
  * (IB_ACCESS_* bits; 0 for a local read), else -EINVAL for bounds,
  * -EACCES for rights or PD, -ENOENT for an invalidated STag.
  * xiw_mr_bvec: the range as page pieces, at most max of them, none
- * crossing a page; returns how many, or -E2BIG (also -EINVAL out of
- * bounds, -ENOENT if invalidated meanwhile, -EFAULT for a DMA MR address
- * that is no kernel memory). xiw_mr_invalidate: LOCAL_INV (remote false)
+ * crossing a page, to be used inside the caller's RCU read-side section
+ * (or through page references taken there); returns how many, or
+ * -E2BIG (also -EINVAL out of bounds, -ENOENT if invalidated or
+ * deregistered meanwhile, -EFAULT for a DMA MR address that is no
+ * kernel memory). xiw_mr_invalidate: LOCAL_INV (remote false)
  * or Send/Read with Invalidate (remote true) of stag in pd: -EINVAL if no
  * MR has that STag, -EACCES for another PD or, remotely, a non-FRMR;
  * invalidating an invalid STag succeeds. xiw_mr_fastreg: executes an

@@ -12,9 +12,19 @@
  *
  * Lifetime: the registration owns one reference; the data path takes one
  * per use with xiw_mr_get() under RCU, which is why the structure itself
- * is freed after a grace period. dereg_mr unpublishes the index, drops
- * the registration's reference and waits for the others before the pages
- * go.
+ * is freed after a grace period. A data path reference keeps the
+ * structure, not the memory: it may be held as long as a peer likes (a
+ * Write begun and never finished, a Read Response waiting for TCP room),
+ * and dereg_mr must not wait for that. So the pages are touched only
+ * inside an RCU read-side section that saw the MR valid (xiw_mr_bvec()),
+ * or through page references taken there (the transmit path). dereg_mr
+ * unpublishes the index and invalidates the MR, waits until a grace
+ * period has passed since the data path last used it, releases a user
+ * MR's pages and drops the registration's
+ * reference; the last reference frees the structure. A kernel
+ * consumer's MR (DMA, FRMR) describes the consumer's own memory, which
+ * is its to free once dereg returns: dereg still waits for every
+ * reference there, which its QPs' teardown ends.
  *
  * Registration state (valid, stag, access and an FRMR's page list in
  * force) changes under mr->lock, taken with interrupts off: the engine
@@ -85,6 +95,13 @@ static void xiw_mr_free_lists(struct xiw_mr *mr)
 		kvfree(mr->staged);
 	else
 		kvfree(mr->pages);
+}
+
+/* The structure, once nothing refers to it (any context). */
+static void xiw_mr_free(struct xiw_mr *mr)
+{
+	xiw_mr_free_lists(mr);
+	kfree_rcu(mr, rcu);
 }
 
 /* Undo xiw_mr_alloc for an MR that was never published. */
@@ -292,18 +309,39 @@ int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct xiw_device *xdev = to_xdev(ibmr->device);
 	struct xiw_mr *mr = to_xmr(ibmr);
+	unsigned long flags, gp;
+	bool used;
 
 	/* By index: ib_update_fast_reg_key may have changed the key byte. */
 	xa_erase(&xdev->mr_xa, mr->stag >> 8);
-	xiw_mr_put(mr);
-	/* Data path uses are short: a packet's placement or a copy out. */
-	wait_for_completion(&mr->released);
-	kvfree(mr->upages);
-	if (mr->umem)
-		ib_umem_release(mr->umem);
-	xiw_mr_free_lists(mr);
-	kfree_rcu(mr, rcu);
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->valid = false;
+	used = mr->used;
+	gp = mr->used_gp;
+	spin_unlock_irqrestore(&mr->lock, flags);
 	atomic_dec(&xdev->num_mr);
+	if (mr->type != XIW_MR_USER) {
+		/* The consumer's memory: nobody may touch it after we return. */
+		xiw_mr_put(mr);
+		wait_for_completion(&mr->released);
+		xiw_mr_free(mr);
+		return 0;
+	}
+	/*
+	 * From now on xiw_mr_bvec() refuses the MR. Whoever saw it valid
+	 * did so in a read-side section begun before the last use's
+	 * grace-period cookie was taken: once a grace period has passed
+	 * since then, none is left (an MR the data path never used needs
+	 * no wait: deregistering many at once stays fast).
+	 */
+	if (used)
+		cond_synchronize_rcu(gp);
+	kvfree(mr->upages);
+	mr->upages = NULL;
+	mr->nupages = 0;
+	ib_umem_release(mr->umem);
+	mr->umem = NULL;
+	xiw_mr_put(mr);
 	return 0;
 }
 
@@ -331,7 +369,12 @@ struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag)
 
 void xiw_mr_put(struct xiw_mr *mr)
 {
-	if (refcount_dec_and_test(&mr->ref))
+	if (!refcount_dec_and_test(&mr->ref))
+		return;
+	/* A user MR's pages went at dereg; a kernel MR's dereg waits here. */
+	if (mr->type == XIW_MR_USER)
+		xiw_mr_free(mr);
+	else
 		complete(&mr->released);
 }
 
@@ -500,20 +543,29 @@ int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
 	unsigned long flags;
 	int n = 0, rv;
 
+	/* The pages may be used only inside the section (see the top). */
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "outside RCU");
 	spin_lock_irqsave(&mr->lock, flags);
-	if (!mr->valid)
+	if (!mr->valid) {
 		rv = -ENOENT;
-	else if (!xiw_mr_in_bounds(mr, addr, len))
+	} else if (!xiw_mr_in_bounds(mr, addr, len)) {
 		rv = -EINVAL;
-	else if (mr->type == XIW_MR_FRMR)
-		rv = xiw_bvec_frmr(mr, addr, len, bv, max);
-	else
-		rv = 0;
+	} else {
+		/* What dereg waits for: see xiw_dereg_mr(). */
+		mr->used_gp = get_state_synchronize_rcu();
+		mr->used = true;
+		rv = mr->type == XIW_MR_FRMR ?
+			xiw_bvec_frmr(mr, addr, len, bv, max) : 0;
+	}
 	spin_unlock_irqrestore(&mr->lock, flags);
 	if (rv || mr->type == XIW_MR_FRMR)
 		return rv;
 
-	/* USER and DMA pages stay until dereg, which our reference holds off. */
+	/*
+	 * Seen valid in the caller's read-side section: a user MR's pages
+	 * stay until dereg's grace period has waited it out; a kernel MR's
+	 * memory stays while our caller's reference holds dereg off.
+	 */
 	if (mr->type == XIW_MR_USER)
 		return xiw_bvec_user(mr, addr, len, bv, max);
 	rv = xiw_bvec_kva(bv, &n, max, addr, len);

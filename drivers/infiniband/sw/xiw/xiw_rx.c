@@ -81,7 +81,8 @@ struct xiw_rx {
 	 * The target pieces of the payload not yet placed, mapped once per
 	 * FPDU (or per stretch between markers) and used up over as many
 	 * skb slices as it takes: mapping takes the MR's lock and builds
-	 * the pieces, which costs more than most slices' copies.
+	 * the pieces, which costs more than most slices' copies. A mapping
+	 * lives within one xiw_rx_read() (its RCU section) at most.
 	 */
 	u32 bv_n;
 	u32 bv_len, bv_done;	/* bytes mapped, bytes placed of those */
@@ -1205,7 +1206,16 @@ static bool xiw_rx_read(struct xiw_rx *rx, struct sock *sk)
 
 	rx->steps = XIW_RX_STEPS;
 	rx->bytes = XIW_RX_BYTES;
+	/*
+	 * Target pages are used inside one RCU read-side section: a user
+	 * MR's dereg waits it out before its pages go (xiw_mem.c). The
+	 * mapping kept across skb slices ends with the section; the next
+	 * read maps again, and finds an MR deregistered meanwhile gone.
+	 */
+	rcu_read_lock();
 	tcp_read_sock(sk, &desc, xiw_rx_actor);
+	xiw_rx_unmap(rx);
+	rcu_read_unlock();
 	return !rx->dead && (!rx->steps || !rx->bytes);
 }
 

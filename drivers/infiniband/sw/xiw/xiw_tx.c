@@ -167,6 +167,9 @@ struct xiw_tx {
 	u32 nmrk;		/* markers used in the batch */
 	struct mpa_marker *mrk;	/* XIW_TX_MARKERS */
 	struct bio_vec piece[XIW_TX_BVECS];	/* one FPDU part, unsplit */
+	/* user pages the batch refers to, referenced: XIW_TX_BVECS_MRK */
+	struct page **pinned;
+	u32 npinned;
 	/* zero-copy */
 	struct xiw_zc_ctx *zc_ctx;	/* NULL: this connection copies */
 	struct page *zpage;	/* a zero-copy batch's own bytes */
@@ -176,6 +179,13 @@ struct xiw_tx {
 /* A zero-copy batch's headers (room), then its markers, in zpage. */
 static_assert(XIW_TX_FPDUS * XIW_TX_HDR_ROOM +
 	      XIW_TX_MARKERS * sizeof(struct mpa_marker) <= PAGE_SIZE);
+
+/* Let go of the batch's references to user pages. */
+static void xiw_tx_unpin(struct xiw_tx *tx)
+{
+	while (tx->npinned)
+		put_page(tx->pinned[--tx->npinned]);
+}
 
 int xiw_tx_create(struct xiw_qp *qp)
 {
@@ -187,7 +197,10 @@ int xiw_tx_create(struct xiw_qp *qp)
 	tx->room = kzalloc(XIW_TX_FPDUS * XIW_TX_HDR_ROOM, GFP_KERNEL);
 	tx->bv = kcalloc(XIW_TX_BVECS_MRK, sizeof(*tx->bv), GFP_KERNEL);
 	tx->mrk = kcalloc(XIW_TX_MARKERS, sizeof(*tx->mrk), GFP_KERNEL);
-	if (!tx->room || !tx->bv || !tx->mrk) {
+	tx->pinned = kcalloc(XIW_TX_BVECS_MRK, sizeof(*tx->pinned),
+			     GFP_KERNEL);
+	if (!tx->room || !tx->bv || !tx->mrk || !tx->pinned) {
+		kfree(tx->pinned);
 		kfree(tx->mrk);
 		kfree(tx->bv);
 		kfree(tx->room);
@@ -367,8 +380,10 @@ void xiw_tx_destroy(struct xiw_qp *qp)
 		return;
 	xiw_tx_msg_release(&tx->msg);
 	xiw_tx_zc_detach(tx);
+	xiw_tx_unpin(tx);
 	if (tx->zpage)
 		put_page(tx->zpage);
+	kfree(tx->pinned);
 	kfree(tx->mrk);
 	kfree(tx->bv);
 	kfree(tx->room);
@@ -425,15 +440,35 @@ static int xiw_bvec_kaddr(const void *p, u32 len, struct bio_vec *bv, int max)
 	return n;
 }
 
+/*
+ * A user MR's pages, n pieces at bv, seen in the caller's RCU section:
+ * the batch holds a reference to each until TCP has all of it, so that
+ * dereg need not wait for a batch a full socket holds back.
+ */
+static int xiw_tx_pin(struct xiw_tx *tx, const struct bio_vec *bv, int n)
+{
+	int i;
+
+	if (tx->npinned + n > XIW_TX_BVECS_MRK)
+		return -E2BIG;
+	for (i = 0; i < n; i++) {
+		get_page(bv[i].bv_page);
+		tx->pinned[tx->npinned++] = bv[i].bv_page;
+	}
+	return 0;
+}
+
 /* The message's bytes [off, off + len) as page pieces. */
-static int xiw_tx_payload(struct xiw_txmsg *m, u32 off, u32 len,
+static int xiw_tx_payload(struct xiw_tx *tx, u32 off, u32 len,
 			  struct bio_vec *bv, int max)
 {
-	int n = 0, rv;
+	struct xiw_txmsg *m = &tx->msg;
+	int n = 0, rv = 0;
 	u32 i;
 
 	if (m->src == XIW_SRC_INLINE)
 		return xiw_bvec_kaddr(m->inl + off, len, bv, max);
+	rcu_read_lock();
 	for (i = 0; i < m->nsge && len; i++) {
 		u32 l;
 
@@ -445,11 +480,23 @@ static int xiw_tx_payload(struct xiw_txmsg *m, u32 off, u32 len,
 		rv = xiw_mr_bvec(m->mr[i], m->addr[i] + off, l, bv + n,
 				 max - n);
 		if (rv < 0)
-			return rv;
+			break;
+		if (m->mr[i]->type == XIW_MR_USER) {
+			int err = xiw_tx_pin(tx, bv + n, rv);
+
+			if (err) {
+				rv = err;
+				break;
+			}
+		}
 		n += rv;
 		len -= l;
 		off = 0;
+		rv = 0;
 	}
+	rcu_read_unlock();
+	if (rv < 0)
+		return rv;
 	return len ? -EINVAL : n;
 }
 
@@ -614,7 +661,7 @@ static int xiw_tx_build(struct xiw_qp *qp)
 			fpdu += MPA_MARKER_LEN;
 		rv = xiw_tx_emit_kaddr(qp, h, m->hdr_len, &nbv, max, fpdu);
 		if (!rv && chunk) {
-			rv = xiw_tx_payload(m, m->sent, chunk, tx->piece,
+			rv = xiw_tx_payload(tx, m->sent, chunk, tx->piece,
 					    ARRAY_SIZE(tx->piece));
 			if (rv >= 0)
 				rv = xiw_tx_emit(qp, tx->piece, rv, &nbv, max,
@@ -648,6 +695,7 @@ static int xiw_tx_build(struct xiw_qp *qp)
 		}
 		if (rv < 0) {
 			tx->spos = spos0;
+			xiw_tx_unpin(tx);
 			return rv;
 		}
 		/* The FPDU's bytes on the wire, its markers included. */
@@ -689,6 +737,8 @@ static int xiw_tx_push(struct xiw_qp *qp, bool more)
 			return -EAGAIN;
 	}
 	tx->busy = false;
+	/* TCP copied the pages or took references of its own. */
+	xiw_tx_unpin(tx);
 	return 0;
 }
 
@@ -1332,6 +1382,7 @@ void xiw_tx_start(struct xiw_qp *qp)
 
 	xiw_tx_msg_release(&tx->msg);
 	tx->busy = false;
+	xiw_tx_unpin(tx);
 	tx->spos = 0;		/* MPA-13: full operation starts here */
 	for (i = 0; i < DDP_NUM_QN; i++)
 		tx->msn[i] = 1;		/* DDP-03 */
@@ -1373,6 +1424,7 @@ void xiw_tx_stop(struct xiw_qp *qp)
 	/* Zero-copy entries still waiting for their pages are flushed. */
 	xiw_tx_zc_detach(tx);
 	tx->busy = false;
+	xiw_tx_unpin(tx);
 	xiw_tx_set_busy(qp, 0);
 }
 
