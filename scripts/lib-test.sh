@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Host test of the kernel-log verdict of scripts/lib.sh (xiw_klog_scan)
+# and of scripts/check.sh's reading of TAP (check.sh --parse): each case
+# is a log and what the verdict must be. scripts/testdata/klog-siw-lockdep.txt
+# is the known siw report as a debug-kernel guest logged it. Prints TAP;
+# exits non-zero if any case fails. make check runs it.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+sample=$here/testdata/klog-siw-lockdep.txt
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 fails=0 i=0
+
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n $1"; sed 's/^/# /' "$2"; }
+
+# case NAME WANT-RC WANT-OUTPUT-REGEX LOG: xiw_klog_scan on LOG must
+# return WANT-RC and print a line matching the regex ("^$": nothing).
+case_klog() {
+	local name=$1 want=$2 re=$3 log=$4 rc
+	xiw_klog_scan < "$log" > "$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq "$want" ] &&
+	   if [ "$re" = '^$' ]; then [ ! -s "$tmp/out" ]; else grep -q -E -e "$re" "$tmp/out"; fi; then
+		ok "$name"
+	else
+		echo "# want rc $want and output /$re/, got rc $rc:" >> "$tmp/out"
+		not_ok "$name" "$tmp/out"
+	fi
+}
+
+clean=$tmp/clean
+cat > "$clean" <<'EOF'
+[    1.000000] Linux version 6.1.192-xiwdebug
+[ 1076.031848] xiw-run_vm: begin 4 xiw_interop
+[ 1082.001971] SoftiWARP attached
+[ 1085.484728] xr1 speed is unknown, defaulting to 1000
+[ 1090.000000] traps: ib_send_bw[812] general protection fault ip:7f0 sp:7ff error:0 in libc.so.6
+EOF
+kasan=$tmp/kasan
+cat > "$kasan" <<'EOF'
+[  300.100000] ==================================================================
+[  300.100001] BUG: KASAN: slab-use-after-free in xiw_rx_fpdu+0x1a2/0x9c0 [xiw]
+[  300.100002] Read of size 4 at addr ffff88810d2dd978 by task kworker/u4:4/742
+[  300.100003] Call Trace:
+[  300.100004]  <TASK>
+[  300.100005]  xiw_rx_fpdu+0x1a2/0x9c0 [xiw]
+[  300.100006]  </TASK>
+EOF
+
+state='just changed the state of lock:'
+lock='at: siw_cm_llp_data_ready+0x16\/0xe0 \[siw\]'
+sed "/$lock/s/siw_cm_llp_data_ready+0x16\/0xe0 \[siw\]/xiw_sk_data_ready+0x16\/0xe0 [xiw]/" \
+	"$sample" > "$tmp/xiw-lock"
+sed "/$lock/s/\[siw\]\$/[siw] xiw_conn_work+0x6f0\/0x1fd0 [xiw]/" "$sample" > "$tmp/xiw-frame"
+sed "s/kworker\/u4:4\/742 $state/xiw_conn_work\/742 $state/" "$sample" > "$tmp/xiw-state"
+sed "s/possible irq lock inversion dependency detected/possible circular locking dependency detected/" \
+	"$sample" > "$tmp/circular"
+sed '/<\/TASK>/,$d' "$sample" > "$tmp/truncated"
+cat "$sample" "$kasan" > "$tmp/siw-then-kasan"
+cat "$kasan" "$sample" > "$tmp/kasan-then-siw"
+cat "$sample" "$sample" > "$tmp/siw-twice"
+for r in 'UBSAN: shift-out-of-bounds in drivers/infiniband/sw/xiw/xiw_rx.c:90:3' \
+	 'ODEBUG: free active (active state 0) object: ffff888 object type: timer_list' \
+	 'list_del corruption. next->prev should be ffff888, but was dead000000000122' \
+	 'kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)' \
+	 'WARNING: CPU: 1 PID: 742 at drivers/infiniband/sw/xiw/xiw_qp.c:100 xiw_qp_modify+0x10/0x20 [xiw]'; do
+	f=$tmp/one-$((++i))
+	{ cat "$sample"; echo "[ 2000.000000] $r"; } > "$f"
+	case_klog "the siw report, then: ${r%%:*}" 1 "^bad:" "$f"
+done
+
+case_klog "clean log" 0 '^$' "$clean"
+case_klog "the known siw report" 0 "^known: siw's own lockdep report" "$sample"
+case_klog "the known siw report: nothing bad" 0 '^known:' "$sample"
+if xiw_klog_scan < "$sample" | grep -q '^bad:'; then
+	echo "# the known report printed a bad: line" > "$tmp/o"; not_ok "no bad: line for the known report" "$tmp/o"
+else
+	ok "no bad: line for the known report"
+fi
+case_klog "xiw function where the state changed" 1 "^bad:" "$tmp/xiw-lock"
+case_klog "xiw frame in the lock line of the state change" 1 "^bad:" "$tmp/xiw-frame"
+case_klog "xiw in the 'just changed the state' line" 1 "^bad:" "$tmp/xiw-state"
+case_klog "another lockdep report, same body" 1 "possible circular locking" "$tmp/circular"
+case_klog "the siw report cut short" 1 "^bad:" "$tmp/truncated"
+case_klog "KASAN report" 1 "BUG: KASAN: slab-use-after-free" "$kasan"
+case_klog "the siw report, then KASAN" 1 "BUG: KASAN" "$tmp/siw-then-kasan"
+case_klog "KASAN, then the siw report" 1 "BUG: KASAN" "$tmp/kasan-then-siw"
+case_klog "the siw report twice" 1 "^bad:" "$tmp/siw-twice"
+
+# check.sh --parse: a kselftest program's TAP, as check.sh names it.
+cat > "$tmp/tap" <<'EOF'
+# selftest: xiw_demo
+TAP version 13
+1..4
+#  RUN           fx.first ...
+#            OK  fx.first
+ok 1 fx.first
+#  RUN           fx.second ...
+#      SKIP      no netem on lo
+ok 2 # SKIP no netem on lo
+#  RUN           tool.ib_send_bw ...
+# RERUN: ib_send_bw: refused while its server did not listen (the listen race), run 2
+ok 3 tool.ib_send_bw
+#  RUN           fx.fourth ...
+not ok 4 fx.fourth
+# exit: xiw_demo 1
+# selftest: xiw_demo.kernel
+1..2
+ok 1 kernel_log_clean # SKIP siw's own lockdep report (irq lock inversion at siw_cm_llp_data_ready, sk_callback_lock read-locked with softirqs on)
+ok 2 kmemleak_clean
+EOF
+XIW_EXPECTED_SKIPS=$tmp/none "$here/check.sh" --parse "$tmp/tap" "vm debug" > "$tmp/parsed" 2>&1
+want=(
+	'^PASS: vm debug: xiw_demo: fx.first$'
+	'^FAIL: vm debug: xiw_demo: fx.second: skipped, and not an expected skip.*no netem on lo'
+	'^PASS: vm debug: xiw_demo: tool.ib_send_bw$'
+	'^FAIL: vm debug: xiw_demo: fx.fourth$'
+	'^FAIL: vm debug: xiw_demo.kernel: kernel_log_clean: skipped, and not an expected skip'
+	'^PASS: vm debug: xiw_demo.kernel: kmemleak_clean$'
+	'^1 reruns: vm debug: xiw_demo: tool.ib_send_bw \(ib_send_bw: refused'
+	'^3 passed, 3 failed, 0 skipped$'
+)
+for re in "${want[@]}"; do
+	if grep -q -E -e "$re" "$tmp/parsed"; then ok "check.sh --parse: /$re/"
+	else not_ok "check.sh --parse: /$re/" "$tmp/parsed"; fi
+done
+[ "$(tail -n 1 "$tmp/parsed")" = "3 passed, 3 failed, 0 skipped" ] &&
+	ok "check.sh --parse: the totals are the last line" ||
+	not_ok "check.sh --parse: the totals are the last line" "$tmp/parsed"
+# The checked-in list accepts the known report's skip in siw's programs
+# only, and a skip whose reason differs from the list's not at all.
+sed -i 's/xiw_demo/xiw_interop/' "$tmp/tap"
+"$here/check.sh" --parse "$tmp/tap" "vm debug" > "$tmp/parsed" 2>&1
+grep -q -E "^SKIP: vm debug: xiw_interop.kernel: kernel_log_clean # siw's own lockdep" "$tmp/parsed" &&
+	ok "check.sh --parse: the known report's skip is expected in xiw_interop" ||
+	not_ok "check.sh --parse: the known report's skip is expected in xiw_interop" "$tmp/parsed"
+grep -q -E "^FAIL: vm debug: xiw_interop: fx.second: skipped, and not an expected skip" "$tmp/parsed" &&
+	ok "check.sh --parse: an unlisted skip fails" ||
+	not_ok "check.sh --parse: an unlisted skip fails" "$tmp/parsed"
+sed -i 's/kernel_log_clean # SKIP .*/kernel_log_clean # SKIP some other reason/' "$tmp/tap"
+"$here/check.sh" --parse "$tmp/tap" "vm debug" > "$tmp/parsed" 2>&1
+grep -q -E "^FAIL: vm debug: xiw_interop.kernel: kernel_log_clean: skipped, and not an expected skip" "$tmp/parsed" &&
+	ok "check.sh --parse: a listed skip for another reason fails" ||
+	not_ok "check.sh --parse: a listed skip for another reason fails" "$tmp/parsed"
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
