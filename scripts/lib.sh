@@ -15,7 +15,7 @@
 # of the log verdict (scripts/lib-test.sh):
 #
 #   scripts/lib.sh listen-race ATTEMPT WHAT -- COMMAND [ARG...]
-#   scripts/lib.sh klog-scan < LOG
+#   scripts/lib.sh klog-scan < LOG     (klog-check: the callers' view)
 #
 # Sourcing it defines names only (xiw_*, XIW_*) and sets no shell option.
 
@@ -163,6 +163,17 @@ xiw_klog_scan() {
 	}'
 }
 
+# The verdict on a kernel log on stdin, for the callers: sets klog_known
+# (the known report's reason, or empty) and klog_bad (the first other
+# report and what follows it, or empty). Returns 1 if klog_bad is set.
+xiw_klog_check() {
+	local v
+	v=$(xiw_klog_scan) || true
+	klog_known=$(sed -n 's/^known: //p' <<< "$v" | head -n 1)
+	klog_bad=$(sed -n '/^bad:$/,$p' <<< "$v" | tail -n +2)
+	[ -z "$klog_bad" ]
+}
+
 # ---- the listen race and its rerun ----
 
 # perftest -R and qperf both have a listen race of their own: the server
@@ -236,6 +247,12 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	klog-scan)
 		xiw_klog_scan
 		exit ;;
+	klog-check)
+		xiw_klog_check
+		rc=$?
+		echo "known: $klog_known"
+		echo "bad: $klog_bad"
+		exit $rc ;;
 	*)
 		echo "usage: $0 listen-race ATTEMPT WHAT -- COMMAND... | klog-scan < LOG" >&2
 		exit 2 ;;

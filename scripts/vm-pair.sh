@@ -72,7 +72,7 @@ for g in a b; do
 	[ "$killed" = $g ] || continue
 	rc=$([ $g = a ] && echo "$rc_a" || echo "$rc_b")
 	[ "$rc" -eq 124 ] || continue
-	if xiw_klog_scan < "$vm/pair-$g/console.log" > /dev/null; then rc=0; else rc=126; fi
+	if xiw_klog_check < "$vm/pair-$g/console.log"; then rc=0; else rc=126; fi
 	[ $g = a ] && rc_a=$rc || rc_b=$rc
 done
 [ "$rc_a" -ne 0 ] && exit "$rc_a"

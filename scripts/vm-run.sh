@@ -142,10 +142,11 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 \
 bad= known=
 for f in "$out/console.log" "$out/dmesg.txt"; do
 	[ -e "$f" ] || continue
-	v=$(xiw_klog_scan < "$f") || bad=$(sed '1,/^bad:$/d' <<< "$v" | head -n 20)
-	[ -n "$bad" ] && break
-	k=$(sed -n 's/^known: //p' <<< "$v" | head -n 1)
-	[ -z "$k" ] || known=$k
+	if ! xiw_klog_check < "$f"; then
+		bad=$(head -n 20 <<< "$klog_bad")
+		break
+	fi
+	[ -z "$klog_known" ] || known=$klog_known
 done
 [ -z "$known" ] || echo "vm-run: $name: known report, not xiw's: $known" >&2
 

@@ -57,7 +57,7 @@ fi
 
 # The kernel checks after program number N, as TAP.
 kernel_checks() {	# kernel_checks NAME N
-	local log verdict reports= known= leaks= n
+	local log reports= known= leaks= n
 	# The program's part of the log starts at its marker; a marker pushed
 	# out of the buffer leaves the whole buffer (a report then may be an
 	# earlier program's).
@@ -65,8 +65,8 @@ kernel_checks() {	# kernel_checks NAME N
 	[ -n "$log" ] || log=$(dmesg)
 	# The first report and what follows it (its stack, mostly), or
 	# the known one's reason.
-	verdict=$(xiw_klog_scan <<< "$log") || reports=$(sed '1,/^bad:$/d' <<< "$verdict")
-	known=$(sed -n 's/^known: //p' <<< "$verdict" | head -n 1)
+	xiw_klog_check <<< "$log" || reports=$klog_bad
+	known=$klog_known
 	if kmemleak_scan; then
 		n=$(grep -c '^unreferenced object' $kmemleak)
 		[ "$n" -eq 0 ] ||
