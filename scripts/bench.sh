@@ -3,7 +3,7 @@
 #
 # make bench: set up, build xiw and the siw reference, boot one VM and run
 # perftest on xiw0 and siw0 side by side plus an iperf3 TCP baseline
-# (scripts/bench-guest.sh), then print the table of medians
+# (scripts/guest/bench.sh), then print the table of medians
 # (scripts/bench-report.py). Results land in build/bench/:
 #   results.tsv  one line per run       table.txt  the table printed here
 #   raw/         every client's and server's output
@@ -15,17 +15,11 @@
 # Exit status: non-zero if any xiw run failed or the VM run itself failed
 # (timeout, panic, kernel warning); the table is printed either way.
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-cd "$repo"
+. "$(dirname "$0")/lib.sh"
 export BENCH_RUNS=${BENCH_RUNS:-3}
 export BENCH_DEVICES=${BENCH_DEVICES:-xiw xiwnc siw}
 t0=$(date +%s)
-echo "== set-up (scripts/setup.sh)"
-ksrc=$(scripts/setup.sh | tail -n 1)
-krel=$(scripts/kernel-release.sh)
-echo "== build"
-make -s KSRC="$ksrc" KREL="$krel" all
-scripts/vm-modules.sh "$krel" build/vm/modroot
+xiw_prepare
 scripts/siw-build.sh "$krel"
 
 out=build/bench
@@ -39,7 +33,7 @@ scripts/vm-run.sh -n bench -t "${BENCH_VM_TIMEOUT:-1500}" -- \
 	${BENCH_DURATION:+BENCH_DURATION="$BENCH_DURATION"} \
 	${BENCH_LAT_ITERS:+BENCH_LAT_ITERS="$BENCH_LAT_ITERS"} \
 	${BENCH_TESTS:+BENCH_TESTS="$BENCH_TESTS"} \
-	scripts/bench-guest.sh /mnt/xiw-out/bench || vm_rc=$?
+	scripts/guest/bench.sh /mnt/xiw-out/bench || vm_rc=$?
 if [ -d build/vm/bench/bench ]; then
 	cp -r build/vm/bench/bench/. "$out"/
 fi

@@ -5,18 +5,26 @@
 # hostile suites on the debug kernel when it is built, two guests.
 # make check-debug (--debug): set-up, the debug kernel (built if not
 # cached), user space, xiw.ko for it, every VM selftest on it.
-# Every check is one or more named results; the last line is the total:
-#   N passed, N failed[, N skipped]
+# Every check is one or more results, each naming its test. A skip
+# counts only if scripts/expected-skips lists it with its reason; any
+# other skip fails. A run that was run again (the listen race, see
+# scripts/lib.sh) is named on the line before the last, which is the
+# total:
+#   N reruns[: NAME (WHY); ...]
+#   N passed, N failed, N skipped
 #
 #   scripts/check.sh [--debug]
+#   scripts/check.sh --parse TAP-LOG PREFIX   (only read one guest's TAP)
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
+repo=$XIW_REPO
 cd "$repo"
-debug_only=
+debug_only= parse_only=
 case ${1:-} in
 '') ;;
 --debug) debug_only=1 ;;
-*) echo "usage: $0 [--debug]" >&2; exit 2 ;;
+--parse) parse_only=1 ;;
+*) echo "usage: $0 [--debug | --parse TAP-LOG PREFIX]" >&2; exit 2 ;;
 esac
 # The selftests make check also runs on the debug kernel, when it is
 # cached: those that feed the kernel hostile input or tear objects down
@@ -33,10 +41,15 @@ DEBUG_ALL_VM_TIMEOUT=${XIW_DEBUG_VM_TIMEOUT:-7200}
 # Lockdep reports once per boot, then turns itself off. The kernel's siw,
 # the peer these load, has a lock inversion lockdep reports
 # (siw_cm_llp_data_ready() read-locks sk_callback_lock with softirqs on
-# when siw's accept work runs TCP's backlog): make check-debug runs them
-# last, so that lockdep still watches every other program.
+# when siw's accept work runs TCP's backlog; scripts/lib.sh knows that
+# report): make check-debug runs each in a boot of its own after all the
+# others, so that lockdep watches every program that does not load siw,
+# and each of these up to siw's report.
 SIW_SUITES="xiw_interop xiw_tools"
-if [ -n "$debug_only" ]; then
+EXPECTED_SKIPS=${XIW_EXPECTED_SKIPS:-$repo/scripts/expected-skips}
+if [ -n "$parse_only" ]; then
+	:
+elif [ -n "$debug_only" ]; then
 	logs=$repo/build/check-debug
 else
 	logs=$repo/build/check
@@ -45,24 +58,46 @@ else
 	# parts only, and its module in build/debug.
 	make -s clean > /dev/null 2>&1
 fi
-mkdir -p "$logs"
+[ -n "$parse_only" ] || mkdir -p "$logs"
 pass=0 fail=0 skip=0
+reruns=()
 
-result() {	# result pass|fail|skip NAME [DETAIL-FILE]
+result() {	# result pass|fail NAME [DETAIL-FILE]; result skip NAME REASON
 	case $1 in
 	pass) pass=$((pass + 1)); echo "PASS: $2" ;;
-	skip) skip=$((skip + 1)); echo "SKIP: $2" ;;
+	skip)
+		if expected_skip "$2" "$3"; then
+			skip=$((skip + 1)); echo "SKIP: $2 # $3"
+		else
+			fail=$((fail + 1))
+			echo "FAIL: $2: skipped, and not an expected skip (scripts/expected-skips): ${3:-no reason given}"
+		fi ;;
 	*) fail=$((fail + 1)); echo "FAIL: $2"
 	   [ -n "${3:-}" ] && [ -s "$3" ] && sed 's/^/    /' "$3" | tail -n 40 ;;
 	esac
 }
 
+# Is "NAME # SKIP REASON" in the list of expected skips?
+expected_skip() {	# expected_skip NAME REASON
+	local line pat rpat
+	[ -r "$EXPECTED_SKIPS" ] || return 1
+	while IFS= read -r line; do
+		case $line in '#'*|'') continue ;; esac
+		pat=${line%% # SKIP *} rpat=${line#* # SKIP }
+		[ "$pat" != "$line" ] || continue
+		# shellcheck disable=SC2053
+		[[ $1 == $pat && $2 == $rpat ]] && return 0
+	done < "$EXPECTED_SKIPS"
+	return 1
+}
+
 summary() {
-	if [ "$skip" -gt 0 ]; then
-		echo "$pass passed, $fail failed, $skip skipped"
-	else
-		echo "$pass passed, $fail failed"
-	fi
+	local r line="${#reruns[@]} reruns" sep=": "
+	for r in "${reruns[@]}"; do
+		line+="$sep$r" sep="; "
+	done
+	echo "$line"
+	echo "$pass passed, $fail failed, $skip skipped"
 	[ "$fail" -eq 0 ]
 	exit
 }
@@ -84,23 +119,39 @@ no_diagnostics() {	# no_diagnostics LOG COMMAND...
 	! grep -E '(warning|error):' "$log"
 }
 
-# The TAP results of one guest's output, as named results "PREFIX: ..."
-# (default "vm"); sets ntap. A selftest that reports fewer results than its
-# plan fails as well.
-tap_results() {	# tap_results OUTPUT-LOG [PREFIX]
-	local out=$1 cur= line plan= got=0
-	tp=${2:-vm}
+# The TAP results of one guest's output, as named results "PREFIX:
+# PROGRAM: TEST"; sets ntap. kselftest's harness names a skipped test
+# only in its "#  RUN" line ("ok N # SKIP reason"): the name comes from
+# there. A result no name can be found for fails, and so does a selftest
+# that reports fewer results than its plan. "# RERUN:" lines before a
+# result are that test's reruns.
+tap_results() {	# tap_results OUTPUT-LOG PREFIX
+	local out=$1 cur= line plan= got=0 run= pending=() re
+	tp=$2
 	ntap=0
 	[ -s "$out" ] || return 0
+	re='^(not )?ok ([0-9]+) *([^#]*)(# *(SKIP|skip) *(.*))?$'
 	while IFS= read -r line; do
 		case $line in
 		"# selftest: "*)
 			tap_plan_check "$cur" "$plan" "$got"
-			cur=${line#\# selftest: } plan= got=0 ;;
+			cur=${line#\# selftest: } plan= got=0 run= pending=() ;;
+		"#  RUN "*)
+			run=${line#\#  RUN }
+			run=${run#"${run%%[! ]*}"}
+			run=${run% ...} ;;
+		"# RERUN: "*) pending+=("${line#\# RERUN: }") ;;
 		1..[0-9]*) plan=${line#1..} ;;
-		"ok "*"# SKIP"*) result skip "$tp: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
-		"ok "*) result pass "$tp: $cur: $(cut -d' ' -f3 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
-		"not ok "*) result fail "$tp: $cur: $(cut -d' ' -f4 <<< "$line")"; ntap=$((ntap + 1)); got=$((got + 1)) ;;
+		"ok "*|"not ok "*)
+			ntap=$((ntap + 1)) got=$((got + 1))
+			if ! [[ $line =~ $re ]]; then
+				result fail "$tp: $cur: result $got: cannot read: $line"
+				continue
+			fi
+			tap_one "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" \
+				"${BASH_REMATCH[3]}" "${BASH_REMATCH[5]}" \
+				"${BASH_REMATCH[6]}" "$run"
+			run= pending=() ;;
 		"Bail out!"*) result fail "$tp: $cur: $line" ;;
 		"# exit: "*)
 			set -- ${line#\# exit: }
@@ -111,36 +162,66 @@ tap_results() {	# tap_results OUTPUT-LOG [PREFIX]
 	done < "$out"
 	tap_plan_check "$cur" "$plan" "$got"
 }
+# One result line: NOT ("not " or empty), its number, the name it gives,
+# SKIP (or empty) and the reason, and the name of the last "#  RUN".
+tap_one() {	# tap_one NOT N NAME SKIP REASON RUN-NAME
+	local name=$3 r
+	name=${name%"${name##*[! ]}"}
+	[ -n "$name" ] || name=$6
+	if [ -z "$name" ]; then
+		result fail "$tp: $cur: result $2 names no test"
+		return
+	fi
+	for r in "${pending[@]}"; do
+		reruns+=("$tp: $cur: $name ($r)")
+	done
+	if [ -n "$1" ]; then
+		result fail "$tp: $cur: $name"
+	elif [ -n "$4" ]; then
+		result skip "$tp: $cur: $name" "$5"
+	else
+		result pass "$tp: $cur: $name"
+	fi
+}
 tap_plan_check() {	# tap_plan_check SELFTEST PLAN RESULTS
 	[ -n "$1" ] && [ -n "$2" ] && [ "$3" -lt "$2" ] &&
 		result fail "$tp: $1: $3 results of the $2 planned"
 	return 0
 }
-# The debug kernel's lane: xiw.ko built for it, its module tree, the
-# given selftests in one guest (selftests/run_vm.sh adds a kernel log and
-# a kmemleak result after each), the guest's whole kernel log. Results are
-# named "vm debug: ...", logs in build/vm/debug.
-debug_lane() {	# debug_lane KDIR VM-TIMEOUT SELFTEST...
-	local kdir=$1 vm_timeout=$2 dkrel rc
-	shift 2
+if [ -n "$parse_only" ]; then
+	[ $# -eq 3 ] || { echo "usage: $0 --parse TAP-LOG PREFIX" >&2; exit 2; }
+	tap_results "$2" "$3"
+	summary
+fi
+# The debug kernel's lane: xiw.ko built for it and its module tree
+# (debug_prepare), then the given selftests in one guest (debug_boot;
+# scripts/guest/run_vm.sh adds a kernel log and a kmemleak result after
+# each), the guest's whole kernel log. Results are named "vm debug: ...",
+# logs in build/vm/NAME.
+debug_prepare() {	# debug_prepare KDIR
+	local kdir=$1 dkrel
 	dkrel=$(cat "$kdir/release")
 	rm -f build/debug/xiw.ko
 	step "vm debug: build: xiw.ko against $dkrel (W=1, make module-debug)" \
 		no_diagnostics "$logs/kbuild-debug.out" make module-debug DEBUG_KDIR="$kdir"
-	[ -e build/debug/xiw.ko ] || return 0
+	[ -e build/debug/xiw.ko ] || return 1
 	if ! XIW_VM_KDIR=$kdir scripts/vm-modules.sh "$dkrel" build/debug/modroot \
 		> "$logs/vm-debug-modules.log" 2>&1; then
 		result fail "vm debug: module index for the guest" "$logs/vm-debug-modules.log"
-		return 0
+		return 1
 	fi
-	XIW_VM_KDIR=$kdir scripts/vm-run.sh -n debug -t "$vm_timeout" -- \
-		selftests/run_vm.sh "$@" > "$logs/vm-debug.log" 2>&1
+}
+debug_boot() {	# debug_boot KDIR NAME VM-TIMEOUT SELFTEST...
+	local kdir=$1 name=$2 vm_timeout=$3 rc
+	shift 3
+	XIW_VM_KDIR=$kdir scripts/vm-run.sh -n "$name" -t "$vm_timeout" -- \
+		scripts/guest/run_vm.sh "$@" > "$logs/vm-$name.log" 2>&1
 	rc=$?
-	tap_results build/vm/debug/output.log "vm debug"
-	[ "$ntap" -gt 0 ] || result fail "vm debug: no selftest result" "$logs/vm-debug.log"
+	tap_results "build/vm/$name/output.log" "vm debug"
+	[ "$ntap" -gt 0 ] || result fail "vm debug: $name: no selftest result" "$logs/vm-$name.log"
 	case $rc in
-	0|1) result pass "vm debug: kernel log clean (no WARNING/BUG/Oops/hung task, KASAN/UBSAN/lockdep/ODEBUG/kmemleak report)" ;;
-	*) result fail "vm debug: run failed (vm-run.sh exit $rc; logs in build/vm/debug)" "$logs/vm-debug.log" ;;
+	0|1) result pass "vm debug: $name: kernel log clean (no WARNING/BUG/Oops/hung task, KASAN/UBSAN/lockdep/ODEBUG/kmemleak report but siw's known one)" ;;
+	*) result fail "vm debug: $name: run failed (vm-run.sh exit $rc; logs in build/vm/$name)" "$logs/vm-$name.log" ;;
 	esac
 }
 
@@ -171,6 +252,7 @@ if [ -n "$debug_only" ]; then
 		summary
 	fi
 	echo "== VM selftests on the debug kernel (QEMU, panic_on_warn=1)"
+	debug_prepare "$dkdir" || summary
 	progs=()
 	for t in build/selftests/xiw_*; do
 		case " $SIW_SUITES " in
@@ -178,11 +260,16 @@ if [ -n "$debug_only" ]; then
 		*) progs+=("$t") ;;
 		esac
 	done
+	debug_boot "$dkdir" debug "$DEBUG_ALL_VM_TIMEOUT" "${progs[@]}"
+	echo "== the programs that load siw, a boot each (lockdep: see SIW_SUITES)"
 	for s in $SIW_SUITES; do
-		[ -e "build/selftests/$s" ] && progs+=("build/selftests/$s")
+		if [ -e "build/selftests/$s" ]; then
+			debug_boot "$dkdir" "debug-$s" "$DEBUG_VM_TIMEOUT" "build/selftests/$s"
+		else
+			result fail "vm debug: $s not built"
+		fi
 	done
-	debug_lane "$dkdir" "$DEBUG_ALL_VM_TIMEOUT" "${progs[@]}"
-	echo "== logs: build/check-debug, build/vm/debug"
+	echo "== logs: build/check-debug, build/vm/debug, build/vm/debug-xiw_*"
 	summary
 fi
 
@@ -210,18 +297,25 @@ step "lint: clang-tidy (userspace)" cmake --build build/userspace --target tidy
 # Nothing refers outside the tree; requirement IDs resolve (requirements.rst).
 step "lint: references (scripts/check-refs.py)" scripts/check-refs.py
 
-echo "== host tests (ctest)"
-ctest --test-dir build/userspace --output-on-failure > "$logs/ctest.log" 2>&1
+echo "== host tests (ctest, scripts/lib-test.sh)"
+# -V: a skipped test's reason is in its output (gtest: "FILE:LINE:
+# Skipped" and the message), which ctest prints as "N: ..." lines. A test
+# ctest could not run ("Not Run": its executable is missing) fails.
+ctest --test-dir build/userspace -V --output-on-failure > "$logs/ctest.log" 2>&1
 while IFS= read -r line; do
+	num=$(sed -E 's/^ *[0-9]+\/[0-9]+ Test +#([0-9]+):.*/\1/' <<< "$line")
 	name=$(sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*/\1/' <<< "$line")
 	case $line in
 	*" Passed"*) result pass "host: $name" ;;
-	*"Not Run"*|*Skipped*) result skip "host: $name" ;;
+	*Skipped*)
+		why=$(sed -n "/^$num: .*: Skipped\$/{n;s/^$num: //p;q}" "$logs/ctest.log")
+		result skip "host: $name" "$why" ;;
 	*) result fail "host: $name" "$logs/ctest.log" ;;
 	esac
 done < <(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$logs/ctest.log")
 grep -qE '^ *[0-9]+/[0-9]+ Test +#' "$logs/ctest.log" ||
 	result fail "host: ctest ran no test" "$logs/ctest.log"
+step "host: kernel-log verdict and TAP reading (scripts/lib-test.sh)" scripts/lib-test.sh
 
 echo "== VM selftests (QEMU, panic_on_warn=1)"
 scripts/vm-modules.sh "$krel" build/vm/modroot > "$logs/vm-modules.log" 2>&1 ||
@@ -233,10 +327,10 @@ for t in build/selftests/xiw_*; do
 	*) stock+=("$t") ;;
 	esac
 done
-scripts/vm-run.sh -n selftests -t 2400 -- selftests/run_vm.sh "${stock[@]}" \
+scripts/vm-run.sh -n selftests -t 2400 -- scripts/guest/run_vm.sh "${stock[@]}" \
 	> "$logs/vm.log" 2>&1
 vm_rc=$?
-tap_results build/vm/selftests/output.log
+tap_results build/vm/selftests/output.log vm
 [ "$ntap" -gt 0 ] || result fail "vm: no selftest result" "$logs/vm.log"
 # The run itself: timeout, a guest that died, or a kernel warning.
 case $vm_rc in
@@ -250,18 +344,21 @@ if dkdir=$(scripts/debug-kernel.sh --cached 2> /dev/null); then
 	for s in $DEBUG_SUITES; do
 		[ -e "selftests/$s.c" ] && suites+=("build/selftests/$s")
 	done
-	debug_lane "$dkdir" "$DEBUG_VM_TIMEOUT" "${suites[@]}"
+	debug_prepare "$dkdir" &&
+		debug_boot "$dkdir" debug "$DEBUG_VM_TIMEOUT" "${suites[@]}"
 else
 	echo "debug kernel not built, lane skipped: make check-debug builds it (once) and runs every selftest on it"
 fi
 
 echo "== two guests on one link (QEMU, panic_on_warn=1)"
-scripts/vm-pair.sh -t 900 -- selftests/xiw_pair.sh > "$logs/vm-pair.log" 2>&1
+scripts/vm-pair.sh -t 900 -- scripts/guest/xiw_pair.sh > "$logs/vm-pair.log" 2>&1
 pair_rc=$?
-tap_results build/vm/pair-a/output.log
-na=$ntap
-tap_results build/vm/pair-b/output.log
-[ $((na + ntap)) -gt 0 ] || result fail "vm pair: no result" "$logs/vm-pair.log"
+# Each guest must report: its plan is checked, and a guest with no result
+# at all fails.
+for g in a b; do
+	tap_results "build/vm/pair-$g/output.log" "vm pair $g"
+	[ "$ntap" -gt 0 ] || result fail "vm pair $g: no result" "$logs/vm-pair.log"
+done
 case $pair_rc in
 0|1) result pass "vm pair: kernel logs clean (no WARNING/BUG/Oops/hung task)" ;;
 *) result fail "vm pair: run failed (vm-pair.sh exit $pair_rc; logs in build/vm/pair-{a,b})" "$logs/vm-pair.log" ;;

@@ -11,21 +11,15 @@
 # a connection that does not end, or TCP sockets not given back. The
 # other xiw_peer rows run too. Output: build/vm/fuzz/output.log.
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-cd "$repo"
+. "$(dirname "$0")/lib.sh"
 frames=${XIW_FUZZ_FRAMES:-100000}
 seed=${XIW_FUZZ_SEED:-20261130}
-echo "== set-up (scripts/setup.sh)"
-ksrc=$(scripts/setup.sh | tail -n 1)
-krel=$(scripts/kernel-release.sh)
-echo "== build"
-make -s KSRC="$ksrc" KREL="$krel" all
-scripts/vm-modules.sh "$krel" build/vm/modroot
+xiw_prepare
 echo "== campaign: seed $seed, $frames frames (QEMU, panic_on_warn=1)"
 rc=0
 scripts/vm-run.sh -n fuzz -t "${XIW_FUZZ_VM_TIMEOUT:-7200}" -- \
 	env XIW_FUZZ_FRAMES="$frames" XIW_FUZZ_SEED="$seed" \
-	selftests/run_vm.sh build/selftests/xiw_peer || rc=$?
+	scripts/guest/run_vm.sh build/selftests/xiw_peer || rc=$?
 out=build/vm/fuzz/output.log
 grep -E "fuzz (start|done)|TCP slab|^(ok|not ok) " "$out" || true
 case $rc in

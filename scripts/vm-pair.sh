@@ -17,7 +17,8 @@
 # the first non-zero vm-run.sh status.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/.." && pwd)
+. "$here/lib.sh"
+repo=$XIW_REPO
 timeout_s=900
 while getopts "t:" opt; do
 	case $opt in
@@ -65,13 +66,13 @@ done
 wait "$pid_a"; rc_a=$?
 wait "$pid_b"; rc_b=$?
 # A guest killed on request ends as a vm-run.sh timeout (124); it still
-# fails on a kernel warning its console caught before the kill.
-BAD='WARNING:|BUG:|Oops|general protection|refcount_t|list_del corruption|list_add corruption|INFO: task .* blocked|Kernel panic|UBSAN|KASAN|rcu: .*stall'
+# fails on a kernel report its console caught before the kill
+# (xiw_klog_scan of scripts/lib.sh, as vm-run.sh checks the others).
 for g in a b; do
 	[ "$killed" = $g ] || continue
 	rc=$([ $g = a ] && echo "$rc_a" || echo "$rc_b")
 	[ "$rc" -eq 124 ] || continue
-	if grep -q -E "$BAD" "$vm/pair-$g/console.log"; then rc=126; else rc=0; fi
+	if xiw_klog_check < "$vm/pair-$g/console.log"; then rc=0; else rc=126; fi
 	[ $g = a ] && rc_a=$rc || rc_b=$rc
 done
 [ "$rc_a" -ne 0 ] && exit "$rc_a"

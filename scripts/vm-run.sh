@@ -24,17 +24,18 @@
 # instead: DIR/vmlinuz, release DIR/release, everything the boot needs
 # built in (so an initramfs without modules), 3G of memory by default
 # (KASAN's shadow takes an eighth of it) and a larger kernel log buffer.
-# The guest's command then sees XIW_VM_KDIR, and XIW_KLOG_BAD and
-# XIW_KLOG_IGNORE (the patterns below), so that selftests/run_vm.sh can
-# check the kernel log after each program.
+# The guest's command then sees XIW_VM_KDIR, so that
+# scripts/guest/run_vm.sh checks the kernel log after each program.
 #
 # Exit status: the command's own, unless the run itself failed:
 #   124 whole-run timeout, 125 the guest died before reporting (panic,
-#   including panic_on_warn), 126 a kernel warning found in the logs.
+#   including panic_on_warn), 126 a kernel report found in the logs
+#   (xiw_klog_scan of scripts/lib.sh: any but siw's known one).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/.." && pwd)
+. "$here/lib.sh"
+repo=$XIW_REPO
 name=run
 timeout_s=${XIW_VM_TIMEOUT:-900}
 mem=${XIW_VM_MEM:-2G}
@@ -68,7 +69,7 @@ if [ -n "$kdir" ]; then
 	# The debug kernel has virtio, 9p and overlay built in.
 	INITRD_MODULES=
 	# kmemleak reports at KERN_INFO, which loglevel=4 keeps off the
-	# console, and selftests/run_vm.sh reads each program's reports from
+	# console, and scripts/guest/run_vm.sh reads each program's reports from
 	# dmesg: the default 256 KiB buffer would let a chatty test push a
 	# report out before it is read.
 	APPEND="$APPEND log_buf_len=16M"
@@ -85,15 +86,6 @@ fi
 vmdir=$repo/build/vm
 out=$vmdir/$name
 initrd=$vmdir/initramfs-$krel.cpio.gz
-
-# Anything here means the kernel is unhealthy, whatever the command said.
-# The debug kernel's reports: lockdep (most start with "WARNING:" too),
-# object debugging (ODEBUG), kmemleak after a scan, KASAN and UBSAN.
-BAD='WARNING:|BUG:|Oops|general protection|refcount_t|list_del corruption|list_add corruption|INFO: task .* blocked|Kernel panic|UBSAN|KASAN|rcu: .*stall|unregister_netdevice: waiting for|possible circular locking dependency|possible recursive locking|inconsistent lock state|suspicious RCU usage|ODEBUG|kmemleak: .* new suspected'
-# A user process's fault is logged as "traps: NAME[PID] general protection
-# fault ip:...": the program's failure, which its test reports, not the
-# kernel's.
-IGNORE='\] traps: [^ ]+\[[0-9]+\] general protection fault ip:'
 
 build_initrd() {
 	local tmp m f
@@ -112,7 +104,7 @@ build_initrd() {
 		esac
 		echo "$m" >> "$tmp/mod/order"
 	done
-	cp "$here/vm-initramfs-init" "$tmp/init"
+	cp "$here/guest/initramfs-init" "$tmp/init"
 	chmod +x "$tmp/init"
 	mkdir -p "$vmdir"	# two runs may build at once (vm-pair.sh): own temp file
 	(cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) > "$initrd.$$.tmp"
@@ -120,18 +112,17 @@ build_initrd() {
 	rm -rf "$tmp"
 }
 
-if [ ! -e "$initrd" ] || [ "$here/vm-initramfs-init" -nt "$initrd" ] ||
+if [ ! -e "$initrd" ] || [ "$here/guest/initramfs-init" -nt "$initrd" ] ||
    [ "$0" -nt "$initrd" ]; then
 	build_initrd
 fi
 
 rm -rf "$out"
 mkdir -p "$out"
-cp "$here/vm-guest.sh" "$out/guest.sh"
+cp "$here/guest/boot.sh" "$out/guest.sh"
 printf '%s\n' "$repo" > "$out/cwd"
 if [ -n "$kdir" ]; then
-	printf 'export XIW_VM_KDIR=%q XIW_KLOG_BAD=%q XIW_KLOG_IGNORE=%q; ' \
-		"$kdir" "$BAD" "$IGNORE" > "$out/cmd"
+	printf 'export XIW_VM_KDIR=%q; ' "$kdir" > "$out/cmd"
 fi
 printf '%q ' "$@" >> "$out/cmd"
 
@@ -146,8 +137,18 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 \
 	-virtfs "local,path=$out,mount_tag=xiwout,security_model=none,multidevs=remap" \
 	${XIW_VM_NET:--nic none} > "$out/qemu.log" 2>&1 || qemu_rc=$?
 
-bad=$(grep -h -E "$BAD" "$out/console.log" "$out/dmesg.txt" 2>/dev/null |
-	grep -v -E "$IGNORE" | head -20 || true)
+# Anything xiw_klog_scan calls bad means the kernel is unhealthy,
+# whatever the command said; siw's known report is only mentioned.
+bad= known=
+for f in "$out/console.log" "$out/dmesg.txt"; do
+	[ -e "$f" ] || continue
+	if ! xiw_klog_check < "$f"; then
+		bad=$(head -n 20 <<< "$klog_bad")
+		break
+	fi
+	[ -z "$klog_known" ] || known=$klog_known
+done
+[ -z "$known" ] || echo "vm-run: $name: known report, not xiw's: $known" >&2
 
 if [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
 	echo "vm-run: $name: timed out after ${timeout_s}s (logs in $out)" >&2

@@ -413,7 +413,7 @@ FIXTURE_SETUP(remote)
 	char why[320];
 
 	if (xr_is_siw())
-		SKIP(return, "xiw's error table: not for %s", xr_type());
+		XSKIP_SETUP("xiw's error table: not for %s", xr_type());
 	ASSERT_EQ(0, xe_open(&self->x, true, why, sizeof(why))) TH_LOG("%s", why);
 }
 
@@ -555,7 +555,7 @@ FIXTURE_SETUP(conn)
 	char why[320];
 
 	if (xr_is_siw())
-		SKIP(return, "xiw's error table: not for %s", xr_type());
+		XSKIP_SETUP("xiw's error table: not for %s", xr_type());
 	ASSERT_EQ(0, xe_open(&self->x, true, why, sizeof(why))) TH_LOG("%s", why);
 }
 
@@ -911,7 +911,7 @@ FIXTURE_SETUP(setup)
 
 	self->lfd = -1;
 	if (xr_is_siw())
-		SKIP(return, "xiw's error table: not for %s", xr_type());
+		XSKIP_SETUP("xiw's error table: not for %s", xr_type());
 	ASSERT_EQ(0, xe_open(&self->x, false, why, sizeof(why))) TH_LOG("%s", why);
 }
 

@@ -76,10 +76,10 @@ FIXTURE(peer) {
 FIXTURE_SETUP(peer)
 {
 	if (xr_is_siw())
-		SKIP(return, "xiw-wirepeer rows are for xiw, not %s", xr_type());
+		XSKIP_SETUP("xiw-wirepeer rows are for xiw, not %s", xr_type());
 	xp_peer_path(self->peer, sizeof(self->peer));
 	if (access(self->peer, X_OK))
-		SKIP(return, "%.200s not built (make provider)", self->peer);
+		XSKIP_SETUP("%.200s not built (make provider)", self->peer);
 	xr_unlimit_memlock();
 	ASSERT_EQ(0, xr_link_add(&self->link))
 		TH_LOG("cannot create %s on %s", self->link.ibdev,

@@ -1212,7 +1212,7 @@ FIXTURE_SETUP(zcopy)
 	char why[320];
 
 	if (xr_is_siw())
-		SKIP(return, "xiw's zero-copy transmit; siw has no such knob");
+		XSKIP_SETUP("xiw's zero-copy transmit; siw has no such knob");
 	xr_lo_mtu(1500);
 	ASSERT_EQ(0, open_pairs(&self->link, &self->net, &self->p, 1, &o,
 				why, sizeof(why))) TH_LOG("%s", why);

@@ -215,7 +215,7 @@ FIXTURE_SETUP(mpa)
 	int rc;
 
 	if (xr_is_siw())
-		SKIP(return, "xiw's MPA parameters: not for %s", xr_type());
+		XSKIP_SETUP("xiw's MPA parameters: not for %s", xr_type());
 	xr_unlimit_memlock();
 	ASSERT_EQ(0, xr_link_add(&self->link))
 		TH_LOG("cannot create %s on %s", self->link.ibdev,
@@ -423,7 +423,7 @@ FIXTURE_SETUP(mulpdu)
 	int rc;
 
 	if (xr_is_siw())
-		SKIP(return, "xiw's MPA parameters: not for %s", xr_type());
+		XSKIP_SETUP("xiw's MPA parameters: not for %s", xr_type());
 	xr_unlimit_memlock();
 	ASSERT_EQ(0, xr_link_add(&self->link));
 	self->old_mtu = read_text("/sys/class/net/lo/mtu", buf, sizeof(buf)) > 0 ?

@@ -7,26 +7,25 @@
 # rounds, xiw and siw interleaved. Raw outputs and results.tsv go to OUTDIR
 # (a directory the host can read: the VM's shared output directory).
 #
-#   scripts/bench-guest.sh OUTDIR
+#   scripts/guest/bench.sh OUTDIR
 #
 # Environment: BENCH_RUNS (rounds, default 3), BENCH_DEVICES (default
 # "xiw xiwnc siw"; xiwnc is xiw with MPA CRC off), BENCH_DURATION (seconds per bandwidth run, >= 3, default 4),
 # BENCH_LAT_ITERS (iterations per latency run, default 1000),
 # BENCH_TESTS (subset of test names, default all).
 set -u
-repo=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "${XIW_IN_VM:-}" ]; then
-	echo "bench-guest.sh: runs inside the test VM; use make bench" >&2
-	exit 2
-fi
-out=${1:?usage: bench-guest.sh OUTDIR}
+. "$(dirname "$0")/../lib.sh"
+xiw_guest_only bench.sh "make bench"
+repo=$XIW_REPO
+out=${1:?usage: bench.sh OUTDIR}
 runs=${BENCH_RUNS:-3}
 devices=${BENCH_DEVICES:-xiw xiwnc siw}
 duration=${BENCH_DURATION:-4}
 lat_iters=${BENCH_LAT_ITERS:-1000}
 [ "$duration" -ge 3 ] || { echo "bench: BENCH_DURATION must be >= 3" >&2; exit 2; }
 # A run whose clock calibration failed (see bench-report.py) is repeated
-# up to this many extra times; a run that fails otherwise is not.
+# up to this many extra times; a run that lost the listen race, as
+# scripts/lib.sh's policy allows; a run that fails otherwise is not.
 retries=2
 report=$repo/scripts/bench-report.py
 raw=$out/raw
@@ -67,8 +66,8 @@ log() { echo "bench: $*"; }
 
 setup() {
 	local i
-	modprobe -a ib_core ib_uverbs iw_cm rdma_ucm libcrc32c dummy ||
-		{ log "base modules failed"; return 1; }
+	xiw_guest_install ib_core ib_uverbs iw_cm rdma_ucm dummy ||
+		{ log "installing xiw or the base modules failed"; return 1; }
 	for i in 0 1; do
 		if ! { ip link add d$i type dummy &&
 		       ip addr add 10.99.$i.1/24 dev d$i &&
@@ -82,12 +81,11 @@ setup() {
 		case $dev in
 		xiw|xiwnc)
 			if [ $xiw_up = 0 ]; then
-				"$repo/scripts/install.sh" --prepared "$repo/build/vm/modroot" &&
 				rdma link add xiw0 type xiw netdev d0 && xiw_up=1
 			fi
 			ready[$dev]=$xiw_up ;;
 		siw)
-			insmod "$repo/build/siw/siw.ko" &&
+			xiw_guest_siw &&
 			rdma link add siw0 type siw netdev d1 && ready[siw]=1 ;;
 		*) log "unknown device $dev (known: xiw xiwnc siw)" ;;
 		esac
@@ -133,22 +131,12 @@ record() {	# record ROUND DEVICE TEST METRIC UNIT VALUE STATUS ATTEMPTS LOG
 	log "$*"
 }
 
-# perftest -R has a race of its own: the server destroys its first
-# listener after the control connection, and listens again only after a
-# parameter exchange that the client also finishes and then connects at
-# once. A client that wins finds no listener; the reset comes back as
-# RDMA_CM_EVENT_REJECTED (-111) and Debian 12's perftest (4.5-0.17) then
-# crashes in its own retry. That failure, and only it, is run again
-# (counted in the attempts column). See Documentation/performance.rst.
-perftest_listen_race() {	# perftest_listen_race CLIENT_LOG
-	grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$1"
-}
-
 # One perftest measurement: server and client on DEVICE in this guest.
 perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 	local round=$1 dev=$2 name=$3 prog=$4 metric=$5
 	shift 5
 	local unit=Gb/s limit args window=() attempt base st value sp
+	local race=1 invalid=0
 	[ "$metric" = lat ] && unit=usec
 	if [ "$metric" = bw ]; then
 		# perftest samples between its 1 s warm-up and 1 s cool-down
@@ -166,7 +154,10 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 	xiwnc) echo 0 > /sys/module/xiw/parameters/mpa_crc ;;
 	esac
 	run_start=$SECONDS
-	for attempt in $(seq $((retries + 1))); do
+	# perftest -R's listen race (scripts/lib.sh) is run again as lib.sh
+	# allows, a failed calibration up to $retries times; the attempts
+	# column counts both.
+	for ((attempt = 1; ; attempt++)); do
 		base=$raw/$dev-$name-r$round-a$attempt
 		if [ "${ready[$dev]:-0}" != 1 ]; then
 			echo "device not set up" > "$base.client"
@@ -177,7 +168,8 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 		timeout -k 5 "$limit" "$prog" "${args[@]}" > "$base.server" 2>&1 &
 		sp=$!
 		wait_listen 18515 "$sp"
-		timeout -k 5 "$limit" "$prog" "${args[@]}" "${addr[$dev]}" \
+		xiw_listen_race_client "$race" "$dev $name round $round" -- \
+			timeout -k 5 "$limit" "$prog" "${args[@]}" "${addr[$dev]}" \
 			> "$base.client" 2>&1
 		st=$?
 		stop_server "$sp"
@@ -186,9 +178,9 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 				timeout "$attempt" "${base##*/}"
 			return
 		fi
-		if [ "$st" -ne 0 ] && [ "$attempt" -le "$retries" ] &&
-		   perftest_listen_race "$base.client"; then
-			log "$dev $name round $round attempt $attempt: refused before the server's second listen (perftest's race), run again"
+		if [ "$st" -eq "$XIW_LISTEN_RACE_EXIT" ]; then
+			log "$(tail -n 1 "$base.client")"
+			race=$((race + 1))
 			continue
 		fi
 		if [ "$st" -ne 0 ]; then
@@ -204,6 +196,7 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 			return
 		fi
 		log "$dev $name round $round attempt $attempt: $(cat "$base.parse")"
+		[ $((invalid += 1)) -le "$retries" ] || break
 	done
 	record "$round" "$dev" "$name" "$metric" "$unit" fail invalid \
 		"$attempt" "${base##*/}"

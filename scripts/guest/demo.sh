@@ -4,14 +4,11 @@
 # Runs inside the VM for "make run": the steps a user takes on a real
 # machine, with a dummy netdev standing in for an Ethernet NIC.
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "${XIW_IN_VM:-}" ]; then
-	echo "demo.sh: runs inside the test VM; use make run" >&2
-	exit 2
-fi
-"$repo/scripts/install.sh" --prepared "$repo/build/vm/modroot"
+. "$(dirname "$0")/../lib.sh"
+xiw_guest_only demo.sh "make run"
 step() { echo; echo "\$ $*"; "$@"; }
-step modprobe -a ib_uverbs rdma_ucm dummy
+echo "\$ modprobe -a ib_uverbs rdma_ucm dummy    (after installing xiw)"
+xiw_guest_install ib_uverbs rdma_ucm dummy
 step ip link add eth9 type dummy
 step ip addr add 10.99.0.1/24 dev eth9
 step ip link set eth9 up
@@ -30,23 +27,21 @@ srv=$!
 sleep 1
 step timeout 60 rping -c -a 10.99.0.1 -C 10 -v
 wait $srv
-# perftest -R can lose a race of its own (its client may connect before
-# its server listens the second time; Debian 12's perftest then crashes
-# instead of retrying): such a run is started once more.
-for attempt in 1 2; do
+# perftest -R can lose a race of its own (scripts/lib.sh, "the listen
+# race"): such a run is started again, as lib.sh's policy allows.
+attempt=1
+while :; do
 	bg ib_write_bw -d xiw0 -R -s 65536 -n 2000 --report_gbits
 	srv=$!
 	sleep 2
 	rc=0
-	out=$(mktemp)
-	step timeout 120 ib_write_bw -d xiw0 -R -s 65536 -n 2000 --report_gbits 10.99.0.1 2>&1 | tee "$out" || rc=$?
+	echo; echo "\$ timeout 120 ib_write_bw -d xiw0 -R -s 65536 -n 2000 --report_gbits 10.99.0.1"
+	xiw_listen_race_client $attempt ib_write_bw -- timeout 120 \
+		ib_write_bw -d xiw0 -R -s 65536 -n 2000 --report_gbits 10.99.0.1 || rc=$?
 	kill $srv 2>/dev/null || true
 	wait $srv 2>/dev/null || true
-	race=0
-	grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$out" && race=1
-	rm -f "$out"
-	[ $rc -ne 0 ] && [ $race -eq 1 ] && [ $attempt -eq 1 ] && continue
-	break
+	[ $rc -eq "$XIW_LISTEN_RACE_EXIT" ] || break
+	attempt=$((attempt + 1))
 done
 [ $rc -eq 0 ] || exit $rc
 step rdma res show

@@ -20,6 +20,8 @@
 #
 # Output is TAP, one stream per guest, read by scripts/check.sh.
 set -u
+. "$(dirname "$0")/../lib.sh"
+xiw_guest_only xiw_pair.sh "scripts/vm-pair.sh -- scripts/guest/xiw_pair.sh"
 role=${1:?role a or b}
 A=10.98.0.1
 B=10.98.0.2
@@ -92,8 +94,7 @@ no_qps() {	# no xiw QP left on xiw0
 
 echo "TAP version 13"
 echo "# selftest: $name"
-scripts/install.sh --prepared build/vm/modroot || bail "install failed"
-modprobe -a ib_uverbs iw_cm rdma_ucm virtio_net || bail "base modules"
+why=$(xiw_guest_install ib_uverbs iw_cm rdma_ucm virtio_net) || bail "$why"
 nic=
 for d in /sys/class/net/*; do
 	[ -e "$d/device" ] && nic=$(basename "$d") && break
@@ -163,8 +164,7 @@ if [ "$role" = a ]; then
 	# The same programs with the kernel's siw as the server (xiw the
 	# client): interoperability across a real link.
 	rdma link delete xiw0 || bail "rdma link delete xiw0"
-	modprobe libcrc32c && insmod build/siw/siw.ko ||
-		bail "siw.ko (scripts/siw-build.sh builds it)"
+	why=$(xiw_guest_siw) || bail "$why"
 	rdma link add siw0 type siw netdev "$nic" || bail "rdma link add siw0"
 	serve siw0 "_siw_server"
 	rdma link delete siw0 || bail "rdma link delete siw0"

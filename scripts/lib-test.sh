@@ -1,0 +1,163 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Host test of the kernel-log verdict of scripts/lib.sh (xiw_klog_scan)
+# and of scripts/check.sh's reading of TAP (check.sh --parse): each case
+# is a log and what the verdict must be. scripts/testdata/klog-siw-lockdep.txt
+# is the known siw report as a debug-kernel guest logged it. Prints TAP;
+# exits non-zero if any case fails. make check runs it.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+sample=$here/testdata/klog-siw-lockdep.txt
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 fails=0 i=0
+
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n $1"; sed 's/^/# /' "$2"; }
+
+# case_klog NAME WANT-RC WANT-REGEX LOG: xiw_klog_check on LOG, as the
+# callers use it, must return WANT-RC; with WANT-RC 1 the report it gives
+# (klog_bad) must match the regex, with 0 the known reason (klog_known)
+# must ("^$": none).
+case_klog() {
+	local name=$1 want=$2 re=$3 log=$4 rc got
+	xiw_klog_check < "$log"
+	rc=$?
+	got=$([ "$want" -eq 1 ] && echo "$klog_bad" || echo "$klog_known")
+	if [ "$rc" -eq "$want" ] &&
+	   { [ "$want" -eq 1 ] || [ -z "$klog_bad" ]; } &&
+	   if [ "$re" = '^$' ]; then [ -z "$got" ]; else grep -q -E -e "$re" <<< "$got"; fi; then
+		ok "$name"
+	else
+		{ echo "want rc $want and /$re/, got rc $rc"
+		  echo "klog_known: $klog_known"; echo "klog_bad:"; echo "$klog_bad"; } > "$tmp/out"
+		not_ok "$name" "$tmp/out"
+	fi
+}
+
+clean=$tmp/clean
+cat > "$clean" <<'EOF'
+[    1.000000] Linux version 6.1.192-xiwdebug
+[ 1076.031848] xiw-run_vm: begin 4 xiw_interop
+[ 1082.001971] SoftiWARP attached
+[ 1085.484728] xr1 speed is unknown, defaulting to 1000
+[ 1090.000000] traps: ib_send_bw[812] general protection fault ip:7f0 sp:7ff error:0 in libc.so.6
+EOF
+kasan=$tmp/kasan
+cat > "$kasan" <<'EOF'
+[  300.100000] ==================================================================
+[  300.100001] BUG: KASAN: slab-use-after-free in xiw_rx_fpdu+0x1a2/0x9c0 [xiw]
+[  300.100002] Read of size 4 at addr ffff88810d2dd978 by task kworker/u4:4/742
+[  300.100003] Call Trace:
+[  300.100004]  <TASK>
+[  300.100005]  xiw_rx_fpdu+0x1a2/0x9c0 [xiw]
+[  300.100006]  </TASK>
+EOF
+
+state='just changed the state of lock:'
+lock='at: siw_cm_llp_data_ready+0x16\/0xe0 \[siw\]'
+sed "/$lock/s/siw_cm_llp_data_ready+0x16\/0xe0 \[siw\]/xiw_sk_data_ready+0x16\/0xe0 [xiw]/" \
+	"$sample" > "$tmp/xiw-lock"
+sed "/$lock/s/\[siw\]\$/[siw] xiw_conn_work+0x6f0\/0x1fd0 [xiw]/" "$sample" > "$tmp/xiw-frame"
+sed "s/kworker\/u4:4\/742 $state/xiw_conn_work\/742 $state/" "$sample" > "$tmp/xiw-state"
+sed "s/possible irq lock inversion dependency detected/possible circular locking dependency detected/" \
+	"$sample" > "$tmp/circular"
+sed '/<\/TASK>/,$d' "$sample" > "$tmp/truncated"
+cat "$sample" "$kasan" > "$tmp/siw-then-kasan"
+cat "$kasan" "$sample" > "$tmp/kasan-then-siw"
+cat "$sample" "$sample" > "$tmp/siw-twice"
+for r in 'UBSAN: shift-out-of-bounds in drivers/infiniband/sw/xiw/xiw_rx.c:90:3' \
+	 'ODEBUG: free active (active state 0) object: ffff888 object type: timer_list' \
+	 'list_del corruption. next->prev should be ffff888, but was dead000000000122' \
+	 'kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)' \
+	 'WARNING: CPU: 1 PID: 742 at drivers/infiniband/sw/xiw/xiw_qp.c:100 xiw_qp_modify+0x10/0x20 [xiw]'; do
+	f=$tmp/one-$((++i))
+	{ cat "$sample"; echo "[ 2000.000000] $r"; } > "$f"
+	case_klog "the siw report, then: ${r%%:*}" 1 "${r%%:*}" "$f"
+done
+
+case_klog "clean log" 0 '^$' "$clean"
+case_klog "the known siw report" 0 "^siw's own lockdep report \\(irq lock inversion" "$sample"
+# The report must come back from its first line on (as the guest and
+# vm-run.sh print it).
+lockdep_first='^\[ *[0-9.]+\] WARNING: possible irq lock inversion dependency detected$'
+case_klog "xiw function where the state changed" 1 "$lockdep_first" "$tmp/xiw-lock"
+case_klog "xiw frame in the lock line of the state change" 1 "$lockdep_first" "$tmp/xiw-frame"
+case_klog "xiw in the 'just changed the state' line" 1 "$lockdep_first" "$tmp/xiw-state"
+case_klog "another lockdep report, same body" 1 "possible circular locking" "$tmp/circular"
+case_klog "the siw report cut short" 1 "$lockdep_first" "$tmp/truncated"
+case_klog "KASAN report" 1 "BUG: KASAN: slab-use-after-free" "$kasan"
+case_klog "the siw report, then KASAN" 1 "BUG: KASAN" "$tmp/siw-then-kasan"
+case_klog "KASAN, then the siw report" 1 "BUG: KASAN" "$tmp/kasan-then-siw"
+case_klog "the siw report twice" 1 "$lockdep_first" "$tmp/siw-twice"
+# The first line of the report given is the report's first line.
+xiw_klog_check < "$kasan"
+if [ "$(head -n 1 <<< "$klog_bad")" = "[  300.100001] BUG: KASAN: slab-use-after-free in xiw_rx_fpdu+0x1a2/0x9c0 [xiw]" ]; then
+	ok "the report given starts at its first line"
+else
+	echo "$klog_bad" > "$tmp/o"; not_ok "the report given starts at its first line" "$tmp/o"
+fi
+
+# check.sh --parse: a kselftest program's TAP, as check.sh names it.
+cat > "$tmp/tap" <<'EOF'
+# selftest: xiw_demo
+TAP version 13
+1..4
+#  RUN           fx.first ...
+#            OK  fx.first
+ok 1 fx.first
+#  RUN           fx.second ...
+#      SKIP      no netem on lo
+ok 2 # SKIP no netem on lo
+#  RUN           tool.ib_send_bw ...
+# RERUN: ib_send_bw: refused while its server did not listen (the listen race), run 2
+ok 3 tool.ib_send_bw
+#  RUN           fx.fourth ...
+not ok 4 fx.fourth
+# exit: xiw_demo 1
+# selftest: xiw_demo.kernel
+1..2
+ok 1 kernel_log_clean # SKIP siw's own lockdep report (irq lock inversion at siw_cm_llp_data_ready, sk_callback_lock read-locked with softirqs on)
+ok 2 kmemleak_clean
+EOF
+# parsed LIST: check.sh --parse of the TAP above, expected skips from LIST.
+parsed() { XIW_EXPECTED_SKIPS=$1 "$here/check.sh" --parse "$tmp/tap" "vm debug" > "$tmp/parsed" 2>&1; }
+# case_parsed NAME REGEX: a line of check.sh's output must match.
+case_parsed() {
+	if grep -q -E -e "$2" "$tmp/parsed"; then ok "check.sh --parse: $1"
+	else not_ok "check.sh --parse: $1" "$tmp/parsed"; fi
+}
+parsed "$tmp/none"
+want=(
+	'^PASS: vm debug: xiw_demo: fx.first$'
+	'^FAIL: vm debug: xiw_demo: fx.second: skipped, and not an expected skip.*no netem on lo'
+	'^PASS: vm debug: xiw_demo: tool.ib_send_bw$'
+	'^FAIL: vm debug: xiw_demo: fx.fourth$'
+	'^FAIL: vm debug: xiw_demo.kernel: kernel_log_clean: skipped, and not an expected skip'
+	'^PASS: vm debug: xiw_demo.kernel: kmemleak_clean$'
+	'^1 reruns: vm debug: xiw_demo: tool.ib_send_bw \(ib_send_bw: refused'
+	'^3 passed, 3 failed, 0 skipped$'
+)
+for re in "${want[@]}"; do
+	case_parsed "/$re/" "$re"
+done
+tail -n 1 "$tmp/parsed" > "$tmp/last"
+mv "$tmp/last" "$tmp/parsed"
+case_parsed "the totals are the last line" '^3 passed, 3 failed, 0 skipped$'
+# The checked-in list accepts the known report's skip in siw's programs
+# only, and a skip whose reason differs from the list's not at all.
+sed -i 's/xiw_demo/xiw_interop/' "$tmp/tap"
+parsed "$here/expected-skips"
+case_parsed "the known report's skip is expected in xiw_interop" \
+	"^SKIP: vm debug: xiw_interop.kernel: kernel_log_clean # siw's own lockdep"
+case_parsed "an unlisted skip fails" \
+	"^FAIL: vm debug: xiw_interop: fx.second: skipped, and not an expected skip"
+sed -i 's/kernel_log_clean # SKIP .*/kernel_log_clean # SKIP some other reason/' "$tmp/tap"
+parsed "$here/expected-skips"
+case_parsed "a listed skip for another reason fails" \
+	"^FAIL: vm debug: xiw_interop.kernel: kernel_log_clean: skipped, and not an expected skip"
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
