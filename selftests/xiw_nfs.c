@@ -332,6 +332,63 @@ static void write_read(struct __test_metadata *_metadata,
 	expect_connected(_metadata, self);
 }
 
+/*
+ * What svcrdma relies on, without NFS: a listener's CONNECT_REQUEST
+ * carries the initiator's IRD as initiator_depth (the most RDMA Reads
+ * the listener may issue on this connection) and its ORD as
+ * responder_resources, as with siw and on InfiniBand. The initiator
+ * asks IRD 5, ORD 3; the listener rejects once it has looked.
+ */
+FIXTURE(cm) {
+};
+
+FIXTURE_SETUP(cm)
+{
+}
+
+FIXTURE_TEARDOWN(cm)
+{
+}
+
+TEST_F_TIMEOUT(cm, connect_request_ird_ord, 120)
+{
+	struct xr_opts o = { .buflen = 4096, .wr = 4, .sge = 1 };
+	struct rdma_conn_param cp = { .responder_resources = 5,
+				      .initiator_depth = 3 };
+	struct rdma_cm_event *ev = NULL;
+	struct rdma_cm_id *req;
+	struct xr_side cli = {};
+	struct xr_link link;
+	struct xr_net net;
+	int other = -1;
+
+	ASSERT_EQ(0, xr_link_add(&link));
+	ASSERT_EQ(0, xr_net_init(&net)) TH_LOG("%s", net.err);
+	ASSERT_EQ(0, rdma_create_id(net.cch, &cli.id, NULL, RDMA_PS_TCP));
+	ASSERT_EQ(0, rdma_resolve_addr(cli.id, NULL,
+				       (struct sockaddr *)&net.addr, 2000));
+	ASSERT_TRUE(xr_wait_cm(net.cch, cli.id, RDMA_CM_EVENT_ADDR_RESOLVED,
+			       XR_WAIT_MS, &other)) TH_LOG("event %d", other);
+	ASSERT_EQ(0, rdma_resolve_route(cli.id, 2000));
+	ASSERT_TRUE(xr_wait_cm(net.cch, cli.id, RDMA_CM_EVENT_ROUTE_RESOLVED,
+			       XR_WAIT_MS, &other)) TH_LOG("event %d", other);
+	ASSERT_EQ(0, xr_side_init(&net, &cli, cli.id, &o)) TH_LOG("%s", net.err);
+	ASSERT_EQ(0, rdma_connect(cli.id, &cp));
+	ev = xr_get_event(net.sch, XR_WAIT_MS);
+	ASSERT_NE(NULL, ev);
+	ASSERT_EQ(RDMA_CM_EVENT_CONNECT_REQUEST, ev->event);
+	EXPECT_EQ(5, ev->param.conn.initiator_depth);
+	EXPECT_EQ(3, ev->param.conn.responder_resources);
+	req = ev->id;
+	EXPECT_EQ(0, rdma_reject(req, NULL, 0));
+	rdma_ack_cm_event(ev);
+	rdma_destroy_id(req);
+	EXPECT_TRUE(xr_wait_cm(net.cch, cli.id, RDMA_CM_EVENT_REJECTED,
+			       XR_WAIT_MS, &other)) TH_LOG("event %d", other);
+	xr_side_fini(&cli);
+	xr_net_fini(&net);
+}
+
 /* NFSv4.2: write, read back, unmount; the device then goes cleanly. */
 TEST_F_TIMEOUT(nfs, v42_rw, 900)
 {
