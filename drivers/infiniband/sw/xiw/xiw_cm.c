@@ -387,9 +387,16 @@ static int xiw_cm_upcall(struct xiw_conn *conn, struct iw_cm_id *cm_id,
 	};
 
 	if (type == IW_CM_EVENT_CONNECT_REQUEST) {
+		/*
+		 * The peer's limits, as the iw_cm's users read them: rdma_cm
+		 * makes ird the listener's initiator_depth (at most as many
+		 * Reads as the peer takes in) and ord its responder_resources
+		 * (the peer's ORD), as siw, cxgb4 and the IB CM do. Bounded by
+		 * ours: the event's fields are u8.
+		 */
 		ev.provider_data = conn;
-		ev.ird = conn->peer_ord;	/* what the peer wants of us */
-		ev.ord = conn->peer_ird;
+		ev.ird = min_t(u32, conn->peer_ird, conn->xdev->max_ord);
+		ev.ord = min_t(u32, conn->peer_ord, conn->xdev->max_ird);
 	} else if (type == IW_CM_EVENT_CONNECT_REPLY ||
 		   type == IW_CM_EVENT_ESTABLISHED) {
 		ev.ird = conn->mpa.ird;
