@@ -93,15 +93,21 @@ XIW_KLOG_IGNORE='\] traps: [^ ]+\[[0-9]+\] general protection fault ip:'
 
 # The one report that is not xiw's and is known: the kernel's own siw
 # (the reference peer of xiw_interop and xiw_tools) read-locks
-# sk_callback_lock in siw_cm_llp_data_ready() with softirqs on, and when
-# siw's accept work runs TCP's backlog (inet_accept, __release_sock) that
-# callback runs there, so lockdep reports an irq lock inversion. The
-# report is recognised only whole: its first line, then the lock that
-# "just changed the state" taken at siw_cm_llp_data_ready with no xiw_
-# function in that line, and its end (the stack trace's </TASK>). Any
-# other report, and a second one, still fails. Lockdep is off for the
-# rest of the boot after it (scripts/check.sh runs siw's programs last).
-XIW_KLOG_KNOWN_SIW="siw's own lockdep report (irq lock inversion at siw_cm_llp_data_ready, sk_callback_lock read-locked with softirqs on)"
+# sk_callback_lock with softirqs on in its data_ready callbacks, which
+# TCP also runs from process context (__release_sock, when a socket's
+# owner lets go of it). Lockdep reports that in one of two forms,
+# whichever siw path comes first in a boot:
+#  - an irq lock inversion, the lock that "just changed the state" taken
+#    at siw_cm_llp_data_ready (siw's accept work, inet_accept);
+#  - an inconsistent lock state, {IN-SOFTIRQ-W} -> {SOFTIRQ-ON-R}, the
+#    lock the task "takes:" at siw_qp_llp_data_ready (siw_post_send's
+#    tcp_sendmsg; siw_rtr_data_ready write-locks it in softirq).
+# A report is recognised only whole: its first line, that lock line with
+# no xiw_ function in it or the line before, and its end (the stack
+# trace's </TASK>). Any other report, and a second one, still fails.
+# Lockdep is off for the rest of the boot after it (make check-debug runs
+# siw's programs each in a boot of their own, after the others).
+XIW_KLOG_KNOWN_SIW="siw's own lockdep report (sk_callback_lock read-locked with softirqs on in siw's data_ready callbacks)"
 
 # Read a kernel log on stdin. Prints "known: REASON" for each known
 # foreign report, then, if any line is a report of another kind, "bad:"
@@ -120,19 +126,32 @@ xiw_klog_scan() {
 	{ sub(/\r$/, ""); l[NR] = $0 }
 	# The end of the siw report starting at line i, or 0 if the report
 	# is not exactly that one.
-	function siw_report(i,   j, state, trace) {
-		if (l[i] !~ /WARNING: possible irq lock inversion dependency detected/)
+	function siw_report(i,   j, state, trace, head, at, usage) {
+		if (l[i] ~ /WARNING: possible irq lock inversion dependency detected/) {
+			head = "just changed the state of lock:$"
+			at = "siw_cm_llp_data_ready"
+		} else if (l[i] ~ /WARNING: inconsistent lock state/) {
+			head = " takes:$"
+			at = "siw_qp_llp_data_ready"
+		} else {
 			return 0
+		}
 		state = 0
-		for (j = i + 1; j <= NR && j <= i + 6; j++)
-			if (l[j] ~ /just changed the state of lock:/) {
+		usage = 0
+		for (j = i + 1; j <= NR && j <= i + 6; j++) {
+			if (l[j] ~ /inconsistent \{IN-SOFTIRQ-W\} -> \{SOFTIRQ-ON-R\} usage\./)
+				usage = 1
+			if (l[j] ~ head) {
 				state = j
 				break
 			}
+		}
 		if (!state || state + 1 > NR)
 			return 0
+		if (at == "siw_qp_llp_data_ready" && !usage)
+			return 0
 		if (l[state] ~ /xiw_/ || l[state + 1] ~ /xiw_/ ||
-		    l[state + 1] !~ / at: siw_cm_llp_data_ready\+0x[0-9a-f]+\/0x[0-9a-f]+ \[siw\]$/)
+		    l[state + 1] !~ (" at: " at "\\+0x[0-9a-f]+/0x[0-9a-f]+ \\[siw\\]$"))
 			return 0
 		trace = 0
 		for (j = state + 2; j <= NR; j++) {
