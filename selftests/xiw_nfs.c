@@ -47,50 +47,12 @@ FIXTURE(nfs) {
 	char out[16384];
 };
 
-static void show_dmesg(void)
-{
-	fflush(NULL);
-	sh("dmesg | tail -n 40 | sed 's/^/# dmesg: /' >&2");
-}
-
-/* Run a command under timeout; on failure print its output and dmesg. */
-#define RUN(self, secs, fmt, ...) ({					\
-	int __rc = xsh((self)->out, sizeof((self)->out),		\
-		       "timeout -k 5 %d " fmt, secs, ##__VA_ARGS__);	\
-	if (__rc) {							\
-		fprintf(stderr, "# exit %d: " fmt "\n# output:\n%s\n",	\
-			__rc, ##__VA_ARGS__, (self)->out);		\
-		show_dmesg();						\
-	}								\
-	__rc;								\
-})
-
-/* Put a line in the kernel log to find this test's part of it. */
-static void klog_mark(char *mark, size_t len, const char *name)
-{
-	static int seq;
-	int fd = open("/dev/kmsg", O_WRONLY);
-
-	snprintf(mark, len, "xiw_nfs: begin %s %d.%d", name, getpid(), ++seq);
-	if (fd >= 0) {
-		if (write(fd, mark, strlen(mark)) < 0)
-			mark[0] = '\0';
-		close(fd);
-	}
-}
 
 /* Kernel warnings since the mark (without panic_on_warn): 0 if none. */
 static int klog_warnings(FIXTURE_DATA(nfs) *self)
 {
-	int rc;
-
-	if (!self->mark[0])
-		return 0;
-	rc = xsh(self->out, sizeof(self->out),
-		 "dmesg | sed -n '/%s$/,$p' | "
-		 "grep -E 'WARNING:|BUG:|restrack' | head -n 20 | "
-		 "sed 's/^/# /'", self->mark);
-	return rc == 0 && self->out[0] ? -1 : 0;
+	return xr_klog_since(self->out, sizeof(self->out), self->mark,
+			     "WARNING:|BUG:|restrack");
 }
 
 static bool serving(void)
@@ -169,7 +131,8 @@ FIXTURE_SETUP(nfs)
 		TH_LOG("cannot create %s on %s", self->link.ibdev,
 		       self->link.netdev);
 	ASSERT_EQ(0, server_up(_metadata));
-	klog_mark(self->mark, sizeof(self->mark), _metadata->name);
+	xr_klog_mark(self->mark, sizeof(self->mark), "xiw_nfs",
+		     _metadata->name);
 	self->rejects = counter(self, "mpa_rejects_sent");
 	self->established = counter(self, "conn_established");
 }
@@ -223,27 +186,10 @@ static int nfs_umount(FIXTURE_DATA(nfs) *self)
  */
 static bool res_clean(const char *ibdev, char *line, size_t len)
 {
-	char out[8192], *s, *e, *name;
-	long n;
+	char out[8192], *s;
 
-	if (xsh(out, sizeof(out), "rdma res show") != 0)
+	if (!xr_res_zero_but(ibdev, "cm_id", line, len))
 		return false;
-	s = strstr(out, ibdev);
-	if (!s)
-		return false;
-	e = strchr(s, '\n');
-	if (e)
-		*e = '\0';
-	snprintf(line, len, "%s", s);
-	/* "<dev>: pd 0 cq 0 qp 0 cm_id 2 mr 0 ctx 0 srq 0" */
-	for (s += strlen(ibdev) + 1; (name = strtok_r(s, " ", &e)); s = NULL) {
-		s = strtok_r(NULL, " ", &e);
-		if (!s)
-			break;
-		n = strtol(s, NULL, 10);
-		if (n && strcmp(name, "cm_id"))
-			return false;
-	}
 	if (xsh(out, sizeof(out), "rdma res show cm_id dev %s", ibdev) != 0)
 		return false;
 	for (s = out; (s = strstr(s, " state ")); s++)
@@ -299,18 +245,9 @@ static void expect_connected(struct __test_metadata *_metadata,
 static void write_read(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(nfs) *self, const char *vers)
 {
-	size_t len = (size_t)IO_MB << 20;
-	void *buf = malloc(len);
 	long long t0;
-	FILE *f;
 
-	ASSERT_NE(NULL, buf);
-	xr_fill(buf, len, getpid());
-	f = fopen(PAT, "w");
-	ASSERT_NE(NULL, f);
-	ASSERT_EQ(1, fwrite(buf, len, 1, f));
-	ASSERT_EQ(0, fclose(f));
-	free(buf);
+	ASSERT_EQ(0, xr_pattern_file(PAT, (size_t)IO_MB << 20));
 
 	t0 = now_ms();
 	ASSERT_EQ(0, nfs_mount(self, vers, "", "")) TH_LOG("NFSv%s mount", vers);

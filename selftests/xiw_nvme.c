@@ -59,23 +59,6 @@ static int cfs_write(const char *path, const char *s)
 	return err;
 }
 
-static void show_dmesg(void)
-{
-	fflush(NULL);
-	sh("dmesg | tail -n 40 | sed 's/^/# dmesg: /' >&2");
-}
-
-/* Run a command under timeout; on failure print its output and dmesg. */
-#define RUN(self, secs, fmt, ...) ({					\
-	int __rc = xsh((self)->out, sizeof((self)->out),		\
-		       "timeout -k 5 %d " fmt, secs, ##__VA_ARGS__);	\
-	if (__rc) {							\
-		fprintf(stderr, "# exit %d: " fmt "\n# output:\n%s\n",	\
-			__rc, ##__VA_ARGS__, (self)->out);		\
-		show_dmesg();						\
-	}								\
-	__rc;								\
-})
 
 /*
  * Kernel log lines that mean the transport failed even though the I/O
@@ -85,32 +68,11 @@ static void show_dmesg(void)
 #define KLOG_BAD "QP fatal|QP event|failed with status|error recovery|" \
 		 "Reconnecting|timeout|failed to connect|Terminate"
 
-/* Put a line in the kernel log to find this test's part of it. */
-static void klog_mark(char *mark, size_t len, const char *name)
-{
-	static int seq;
-	int fd = open("/dev/kmsg", O_WRONLY);
-
-	snprintf(mark, len, "xiw_nvme: begin %s %d.%d", name, getpid(), ++seq);
-	if (fd >= 0) {
-		if (write(fd, mark, strlen(mark)) < 0)
-			mark[0] = '\0';
-		close(fd);
-	}
-}
-
 /* Transport errors logged since mark; 0 when there are none. */
 static int klog_errors(FIXTURE_DATA(nvme) *self)
 {
-	int rc;
-
-	if (!self->mark[0])
-		return 0;
-	rc = xsh(self->out, sizeof(self->out),
-		 "dmesg | sed -n '/%s$/,$p' | grep -v 'xiw_nvme: begin' | "
-		 "grep -E '%s' | head -n 20 | sed 's/^/# /'", self->mark,
-		 KLOG_BAD);
-	return rc == 0 && self->out[0] ? -1 : 0;
+	return xr_klog_since(self->out, sizeof(self->out), self->mark,
+			     KLOG_BAD);
 }
 
 /* nvme-rdma, nvmet-rdma and a 1 GiB memory-backed null_blk, once. */
@@ -181,7 +143,8 @@ FIXTURE_SETUP(nvme)
 		       self->link.netdev);
 	ASSERT_EQ(0, load_modules())
 		TH_LOG("cannot load null_blk, nvmet-rdma, nvme-rdma or mount configfs");
-	klog_mark(self->mark, sizeof(self->mark), _metadata->name);
+	xr_klog_mark(self->mark, sizeof(self->mark), "xiw_nvme",
+		     _metadata->name);
 	ASSERT_EQ(0, target_up(_metadata));
 	self->target = true;
 }
@@ -266,27 +229,10 @@ static void host_connect(struct __test_metadata *_metadata,
  */
 static bool res_clean(const char *ibdev, char *line, size_t len)
 {
-	char out[8192], *s, *e, *name;
-	long n;
+	char out[8192], *s;
 
-	if (xsh(out, sizeof(out), "rdma res show") != 0)
+	if (!xr_res_zero_but(ibdev, "cq", line, len))
 		return false;
-	s = strstr(out, ibdev);
-	if (!s)
-		return false;
-	e = strchr(s, '\n');
-	if (e)
-		*e = '\0';
-	snprintf(line, len, "%s", s);
-	/* "<dev>: pd 0 cq 0 qp 0 cm_id 0 mr 0 ctx 0 srq 0" */
-	for (s += strlen(ibdev) + 1; (name = strtok_r(s, " ", &e)); s = NULL) {
-		s = strtok_r(NULL, " ", &e);
-		if (!s)
-			break;
-		n = strtol(s, NULL, 10);
-		if (n && strcmp(name, "cq"))
-			return false;
-	}
 	/* Pool CQs: "... users 0 poll-ctx ..."; any other count is a user. */
 	if (xsh(out, sizeof(out), "rdma res show cq dev %s", ibdev) != 0)
 		return false;
@@ -344,18 +290,9 @@ TEST_F_TIMEOUT(nvme, connect, 300)
 /* 64 MiB of a pseudo-random pattern written and read back, O_DIRECT. */
 TEST_F_TIMEOUT(nvme, io_64m, 600)
 {
-	size_t len = (size_t)IO_MB << 20;
-	void *buf = malloc(len);
 	long long t0;
-	FILE *f;
 
-	ASSERT_NE(NULL, buf);
-	xr_fill(buf, len, getpid());
-	f = fopen(PAT, "w");
-	ASSERT_NE(NULL, f);
-	ASSERT_EQ(1, fwrite(buf, len, 1, f));
-	ASSERT_EQ(0, fclose(f));
-	free(buf);
+	ASSERT_EQ(0, xr_pattern_file(PAT, (size_t)IO_MB << 20));
 
 	host_connect(_metadata, self);
 	t0 = now_ms();

@@ -202,6 +202,94 @@ static int __attribute__((unused)) xr_link_add(struct xr_link *l)
 	return xr_link_make(l, xr_type(), names.netdev, names.ibdev, XR_ADDR);
 }
 
+/* The kernel log's last 40 lines, on stderr as "# dmesg: " lines. */
+static void __attribute__((unused)) show_dmesg(void)
+{
+	fflush(NULL);
+	sh("dmesg | tail -n 40 | sed 's/^/# dmesg: /' >&2");
+}
+
+/*
+ * Run a command under timeout(1) with its output in (self)->out; on
+ * failure print that output and the kernel log's end. Its exit status.
+ */
+#define RUN(self, secs, fmt, ...) ({					\
+	int __rc = xsh((self)->out, sizeof((self)->out),		\
+		       "timeout -k 5 %d " fmt, secs, ##__VA_ARGS__);	\
+	if (__rc) {							\
+		fprintf(stderr, "# exit %d: " fmt "\n# output:\n%s\n",	\
+			__rc, ##__VA_ARGS__, (self)->out);		\
+		show_dmesg();						\
+	}								\
+	__rc;								\
+})
+
+/*
+ * Put "<prog>: begin <name> <pid>.<seq>" in the kernel log, into mark, to
+ * find a test's part of the log later (xr_klog_since); mark is left
+ * empty if the log cannot be written.
+ */
+static void __attribute__((unused))
+xr_klog_mark(char *mark, size_t len, const char *prog, const char *name)
+{
+	static int seq;
+	int fd = open("/dev/kmsg", O_WRONLY);
+
+	snprintf(mark, len, "%s: begin %s %d.%d", prog, name, getpid(), ++seq);
+	if (fd >= 0) {
+		if (write(fd, mark, strlen(mark)) < 0)
+			mark[0] = '\0';
+		close(fd);
+	}
+}
+
+/*
+ * Kernel log lines since mark that match the extended regex re (at most
+ * 20, as "# " lines, into out): -1 if there are any, else 0 (also when
+ * there is no mark).
+ */
+static int __attribute__((unused))
+xr_klog_since(char *out, size_t len, const char *mark, const char *re)
+{
+	int rc;
+
+	if (!mark[0])
+		return 0;
+	rc = xsh(out, len, "dmesg | sed -n '/%s$/,$p' | sed 1d | "
+		 "grep -E '%s' | head -n 20 | sed 's/^/# /'", mark, re);
+	return rc == 0 && out[0] ? -1 : 0;
+}
+
+/*
+ * The line of "rdma res show" for ibdev ("<dev>: pd 0 cq 0 qp 0 cm_id 0
+ * mr 0 ctx 0 srq 0") into line; true when every count in it is 0 except
+ * that of the resource named except (NULL: none).
+ */
+static bool __attribute__((unused))
+xr_res_zero_but(const char *ibdev, const char *except, char *line,
+		size_t len)
+{
+	char out[8192], *s, *e, *name;
+
+	if (xsh(out, sizeof(out), "rdma res show") != 0)
+		return false;
+	s = strstr(out, ibdev);
+	if (!s)
+		return false;
+	e = strchr(s, '\n');
+	if (e)
+		*e = '\0';
+	snprintf(line, len, "%s", s);
+	for (s += strlen(ibdev) + 1; (name = strtok_r(s, " ", &e)); s = NULL) {
+		s = strtok_r(NULL, " ", &e);
+		if (!s)
+			break;
+		if (strtol(s, NULL, 10) && (!except || strcmp(name, except)))
+			return false;
+	}
+	return true;
+}
+
 /* Set lo's MTU (the TCP streams between local addresses run over lo). */
 static void __attribute__((unused)) xr_lo_mtu(int mtu)
 {
@@ -250,6 +338,27 @@ xr_fill(void *buf, size_t len, uint64_t seed)
 		w = xr_word(&x);
 		memcpy(p + i, &w, len - i);
 	}
+}
+
+/* A file of len bytes of xr_fill()'s pattern (seed: our pid); 0 or -1. */
+static int __attribute__((unused)) xr_pattern_file(const char *path,
+						   size_t len)
+{
+	void *buf = malloc(len);
+	FILE *f;
+	int rc = -1;
+
+	if (!buf)
+		return -1;
+	xr_fill(buf, len, getpid());
+	f = fopen(path, "w");
+	if (f) {
+		rc = fwrite(buf, len, 1, f) == 1 ? 0 : -1;
+		if (fclose(f))
+			rc = -1;
+	}
+	free(buf);
+	return rc;
 }
 
 /* Offset of the first byte that differs from xr_fill(seed), or -1. */
