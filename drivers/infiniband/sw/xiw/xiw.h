@@ -301,7 +301,7 @@ struct xiw_mr {
 	 */
 	spinlock_t lock;
 	u32 stag;
-	/* The data path's last use: the RCU grace-period cookie of then. */
+	/* A user MR's last data path use: the grace-period cookie of then. */
 	bool used;
 	unsigned long used_gp;
 	bool valid;			/* STag usable (USER, DMA: until dereg

@@ -551,9 +551,11 @@ int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
 	} else if (!xiw_mr_in_bounds(mr, addr, len)) {
 		rv = -EINVAL;
 	} else {
-		/* What dereg waits for: see xiw_dereg_mr(). */
-		mr->used_gp = get_state_synchronize_rcu();
-		mr->used = true;
+		/* What a user MR's dereg waits for: see xiw_dereg_mr(). */
+		if (mr->type == XIW_MR_USER) {
+			mr->used_gp = get_state_synchronize_rcu();
+			mr->used = true;
+		}
 		rv = mr->type == XIW_MR_FRMR ?
 			xiw_bvec_frmr(mr, addr, len, bv, max) : 0;
 	}
