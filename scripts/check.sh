@@ -124,9 +124,11 @@ no_diagnostics() {	# no_diagnostics LOG COMMAND...
 # only in its "#  RUN" line ("ok N # SKIP reason"): the name comes from
 # there. A result no name can be found for fails, and so does a selftest
 # that reports fewer results than its plan. "# RERUN:" lines before a
-# result are that test's reruns.
+# result are that test's reruns. A failed test's own lines (from its
+# "#  RUN" on) are printed under its FAIL line: a CI log then says why.
 tap_results() {	# tap_results OUTPUT-LOG PREFIX
 	local out=$1 cur= line plan= got=0 run= pending=() re
+	body=()
 	tp=$2
 	ntap=0
 	[ -s "$out" ] || return 0
@@ -139,7 +141,7 @@ tap_results() {	# tap_results OUTPUT-LOG PREFIX
 		"#  RUN "*)
 			run=${line#\#  RUN }
 			run=${run#"${run%%[! ]*}"}
-			run=${run% ...} ;;
+			run=${run% ...} body=() ;;
 		"# RERUN: "*) pending+=("${line#\# RERUN: }") ;;
 		1..[0-9]*) plan=${line#1..} ;;
 		"ok "*|"not ok "*)
@@ -151,13 +153,14 @@ tap_results() {	# tap_results OUTPUT-LOG PREFIX
 			tap_one "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" \
 				"${BASH_REMATCH[3]}" "${BASH_REMATCH[5]}" \
 				"${BASH_REMATCH[6]}" "$run"
-			run= pending=() ;;
+			run= pending=() body=() ;;
 		"Bail out!"*) result fail "$tp: $cur: $line" ;;
 		"# exit: "*)
 			set -- ${line#\# exit: }
 			[ "$2" = 0 ] || [ "$2" = 4 ] ||
 				grep -q "^not ok" <(sed -n "/^# selftest: $1\$/,/^# exit: $1 /p" "$out") ||
 				result fail "$tp: $1 exited $2 without a failed test" ;;
+		"#"*) body+=("$line") ;;
 		esac
 	done < "$out"
 	tap_plan_check "$cur" "$plan" "$got"
@@ -176,7 +179,11 @@ tap_one() {	# tap_one NOT N NAME SKIP REASON RUN-NAME
 		reruns+=("$tp: $cur: $name ($r)")
 	done
 	if [ -n "$1" ]; then
-		result fail "$tp: $cur: $name"
+		local detail
+		detail=$(mktemp)
+		printf '%s\n' "${body[@]}" > "$detail"
+		result fail "$tp: $cur: $name" "$detail"
+		rm -f "$detail"
 	elif [ -n "$4" ]; then
 		result skip "$tp: $cur: $name" "$5"
 	else

@@ -131,6 +131,7 @@ ok 2 # SKIP no netem on lo
 # RERUN: ib_send_bw: refused while its server did not listen (the listen race), run 2
 ok 3 tool.ib_send_bw
 #  RUN           fx.fourth ...
+# xiw_demo.c:42:fourth:Expected 0 (0) == run() (1)
 not ok 4 fx.fourth
 # exit: xiw_demo 1
 # selftest: xiw_demo.kernel
@@ -151,6 +152,7 @@ want=(
 	'^FAIL: vm debug: xiw_demo: fx.second: skipped, and not an expected skip.*no netem on lo'
 	'^PASS: vm debug: xiw_demo: tool.ib_send_bw$'
 	'^FAIL: vm debug: xiw_demo: fx.fourth$'
+	'^    # xiw_demo.c:42:fourth:Expected 0 \(0\) == run\(\) \(1\)$'
 	'^FAIL: vm debug: xiw_demo.kernel: kernel_log_clean: skipped, and not an expected skip'
 	'^PASS: vm debug: xiw_demo.kernel: kmemleak_clean$'
 	'^1 reruns: vm debug: xiw_demo: tool.ib_send_bw \(ib_send_bw: refused'
