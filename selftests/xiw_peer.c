@@ -70,6 +70,10 @@ FIXTURE(peer) {
 	long long dereg_after_ms;
 	long long dereg_ms;	/* how long ibv_dereg_mr took, -1 if not run */
 	int dereg_rc;
+	/* > 0: move the first side's QP to RESET this long after ESTABLISHED */
+	long long reset_after_ms;
+	int reset_rc;		/* modify_qp's result, 1 if not run */
+	int reset_cqes;		/* completions polled after the RESET */
 	struct xp_seen seen;
 };
 
@@ -280,6 +284,7 @@ static void xp_run(struct __test_metadata *_metadata,
 	memset(v, 0, sizeof(*v));
 	v->peer_exit = -1;
 	self->dereg_ms = -1;
+	self->reset_rc = 1;
 	for (i = 0; args[i] && k < 46; i++)
 		argv[k++] = args[i];
 	argv[k] = NULL;
@@ -325,6 +330,16 @@ static void xp_run(struct __test_metadata *_metadata,
 			if (!self->dereg_rc)
 				self->s[0].mr = NULL;
 		}
+		if (self->reset_after_ms && up_at && self->reset_rc == 1 &&
+		    self->s[0].qp &&
+		    now_ms() >= up_at + self->reset_after_ms) {
+			struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+			xp_poll_cqs(self);
+			self->reset_cqes = -(v->recv_ok + v->recv_bad);
+			self->reset_rc = ibv_modify_qp(self->s[0].qp, &a,
+						       IBV_QP_STATE) ? errno : 0;
+		}
 		if (v->peer_exit == -1 && !out_open &&
 		    waitpid(pid, &st, WNOHANG) == pid) {
 			v->peer_exit = WIFEXITED(st) ? WEXITSTATUS(st) : 256;
@@ -334,6 +349,8 @@ static void xp_run(struct __test_metadata *_metadata,
 			      v->disconnected >= v->established))
 			break;
 	}
+	if (self->reset_rc != 1)
+		self->reset_cqes += v->recv_ok + v->recv_bad;
 	if (v->peer_exit == -1) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
@@ -510,6 +527,33 @@ TEST_F_TIMEOUT(peer, dereg_while_send_stalls, 60)
 	EXPECT_GT(2000, self->dereg_ms)
 		TH_LOG("ibv_dereg_mr took %lld ms", self->dereg_ms);
 	EXPECT_EQ(0, self->seen.recv_ok);
+}
+
+/*
+ * RESET while a Send is half placed: the rest of the message arrives
+ * after it. RESET empties the queues without completions (CM-03), so
+ * neither the half message nor what follows may complete the receive
+ * it was landing in, and the connection ends.
+ */
+TEST_F_TIMEOUT(peer, reset_mid_message, 60)
+{
+	static const char *const a[] = { "--linger", "6000",
+					  "send:1000!truncate=500",
+					  "wait:2000", "send:600", "wait:1000",
+					  "close", NULL };
+
+	self->reset_after_ms = 1000;
+	xp_run(_metadata, self, 6000, a);
+	EXPECT_EQ(1, self->seen.established);
+	ASSERT_EQ(0, self->reset_rc) TH_LOG("modify_qp(RESET): %s",
+					    strerror(self->reset_rc));
+	EXPECT_EQ(0, self->reset_cqes)
+		TH_LOG("completions after RESET: ok %d, bad %d (first %s)",
+		       self->seen.recv_ok, self->seen.recv_bad,
+		       ibv_wc_status_str(self->seen.first_bad));
+	EXPECT_EQ(0, self->seen.recv_ok);
+	EXPECT_EQ(self->seen.established, self->seen.disconnected)
+		TH_LOG("the listener saw no DISCONNECTED");
 }
 
 /* DDP-07: an MSN that is not the next one expected */
