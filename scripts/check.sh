@@ -34,6 +34,10 @@ DEBUG_SUITES="xiw_peer xiw_scribble xiw_link xiw_module xiw_teardown xiw_fault"
 # Selftests that only a kernel with fault injection can run: left out of
 # the stock kernel's run (every test of theirs would skip there).
 DEBUG_ONLY="xiw_fault"
+# Selftests whose leak check reads the allocation site of every live
+# object (slub_debug=U, which SLUB then records): a boot of their own on
+# Debian's kernel, apart from the programs whose speed it would change.
+TRACED_SUITES="xiw_scribble"
 # The whole guest run on the debug kernel: DEBUG_SUITES, and every
 # selftest for make check-debug.
 DEBUG_VM_TIMEOUT=${XIW_DEBUG_VM_TIMEOUT:-3600}
@@ -232,6 +236,17 @@ debug_boot() {	# debug_boot KDIR NAME VM-TIMEOUT SELFTEST...
 	esac
 }
 
+# One guest's results on Debian's kernel, and the run itself: timeout, a
+# guest that died, or a kernel warning.
+stock_verdict() {	# stock_verdict PREFIX NAME VM-RUN-EXIT LOG
+	tap_results "build/vm/$2/output.log" "$1"
+	[ "$ntap" -gt 0 ] || result fail "$1: no selftest result" "$4"
+	case $3 in
+	0|1) result pass "$1: kernel log clean (no WARNING/BUG/Oops/hung task)" ;;
+	*) result fail "$1: run failed (vm-run.sh exit $3; logs in build/vm/$2)" "$4" ;;
+	esac
+}
+
 echo "== set-up"
 if ! ksrc=$(scripts/setup.sh 2> "$logs/setup.log" | tail -n 1); then
 	result fail "set-up (scripts/setup.sh)" "$logs/setup.log"
@@ -329,21 +344,23 @@ scripts/vm-modules.sh "$krel" build/vm/modroot > "$logs/vm-modules.log" 2>&1 ||
 	result fail "vm: module index for the guest" "$logs/vm-modules.log"
 stock=()
 for t in build/selftests/xiw_*; do
-	case " $DEBUG_ONLY " in
+	case " $DEBUG_ONLY $TRACED_SUITES " in
 	*" ${t##*/} "*) ;;
 	*) stock+=("$t") ;;
 	esac
 done
 scripts/vm-run.sh -n selftests -t 2400 -- scripts/guest/run_vm.sh "${stock[@]}" \
 	> "$logs/vm.log" 2>&1
-vm_rc=$?
-tap_results build/vm/selftests/output.log vm
-[ "$ntap" -gt 0 ] || result fail "vm: no selftest result" "$logs/vm.log"
-# The run itself: timeout, a guest that died, or a kernel warning.
-case $vm_rc in
-0|1) result pass "vm: kernel log clean (no WARNING/BUG/Oops/hung task)" ;;
-*) result fail "vm: run failed (vm-run.sh exit $vm_rc; logs in build/vm/selftests)" "$logs/vm.log" ;;
-esac
+stock_verdict vm selftests $? "$logs/vm.log"
+
+echo "== allocation sites traced (QEMU, slub_debug=U, panic_on_warn=1)"
+traced=()
+for s in $TRACED_SUITES; do
+	[ -e "selftests/$s.c" ] && traced+=("build/selftests/$s")
+done
+XIW_VM_APPEND="slub_debug=U" scripts/vm-run.sh -n traced -t 900 -- \
+	scripts/guest/run_vm.sh "${traced[@]}" > "$logs/vm-traced.log" 2>&1
+stock_verdict "vm traced" traced $? "$logs/vm-traced.log"
 
 echo "== hostile suites on the debug kernel (KASAN, lockdep, kmemleak)"
 if dkdir=$(scripts/debug-kernel.sh --cached 2> /dev/null); then
@@ -370,5 +387,5 @@ case $pair_rc in
 0|1) result pass "vm pair: kernel logs clean (no WARNING/BUG/Oops/hung task)" ;;
 *) result fail "vm pair: run failed (vm-pair.sh exit $pair_rc; logs in build/vm/pair-{a,b})" "$logs/vm-pair.log" ;;
 esac
-echo "== logs: build/check, build/vm/selftests, build/vm/pair-{a,b}"
+echo "== logs: build/check, build/vm/selftests, build/vm/traced, build/vm/pair-{a,b}"
 summary
