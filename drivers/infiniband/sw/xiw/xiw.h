@@ -496,6 +496,8 @@ void xiw_tx_flush(struct xiw_qp *qp);
 void xiw_tx_kick(struct xiw_qp *qp);
 void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status);
 void xiw_tx_doorbell(struct xiw_qp *qp);
+
+/* xiw_tx_msg.c */
 void xiw_tx_terminate(struct xiw_qp *qp, u8 layer_etype, u8 ecode,
 		      const void *hdr, u32 hdr_len, u32 seg_len);
 
