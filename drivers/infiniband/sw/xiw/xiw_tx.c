@@ -21,7 +21,7 @@
  *
  * SQ slots stay owned by the kernel from consumption to completion, so
  * completions retire in posting order (ORD-03) even though a Read ends
- * only when its Response arrives (xiw_rx.c).
+ * only when its Response arrives (xiw_rx_place.c).
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>

@@ -180,7 +180,7 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
 			return rv;
 		/*
 		 * The peer tags its Response with the first SGE's STag and
-		 * address; xiw_rx.c places by offset into all the SGEs.
+		 * address; xiw_rx_place.c places by offset into all the SGEs.
 		 */
 		if (sqe->num_sge) {
 			sink_stag = sqe->sge[0].lkey;
