@@ -382,11 +382,15 @@ void xiw_cq_add(struct xiw_cq *cq, const struct xiw_cqe *cqe);
 /* xiw_qp.c */
 int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		  struct ib_udata *udata);
-int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
-		  struct ib_udata *udata);
 int xiw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		 struct ib_qp_init_attr *init);
 int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/* xiw_qp_state.c */
+int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata);
+
+/* xiw_qp_post.c */
 int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr);
 int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
@@ -454,6 +458,7 @@ void xiw_qp_add_ref(struct ib_qp *ibqp);
 void xiw_qp_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
 
+/* xiw_qp_state.c */
 u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel);
 void xiw_sq_retire(struct xiw_qp *qp);
 int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
