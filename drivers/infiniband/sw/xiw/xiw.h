@@ -77,7 +77,7 @@ struct xiw_device {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_mr;
-	atomic_t num_conn;		/* xiw_cm.c: allocated, not released */
+	atomic_t num_conn;		/* xiw_cm_conn.c: allocated, not released */
 	struct xarray qp_xa;		/* QP number -> xiw_qp */
 	struct xarray mr_xa;		/* STag index -> xiw_mr */
 	u32 qp_next, mr_next;		/* cyclic allocation cursors */
@@ -138,7 +138,7 @@ struct xiw_srq {
 
 struct xiw_conn;
 
-/* What MPA start-up settled for a connection (xiw_cm.c). */
+/* What MPA start-up settled for a connection (xiw_cm_mpa.c). */
 struct xiw_mpa_params {
 	u8 rev;			/* 1 or 2 */
 	bool crc;		/* CRC32c in every FPDU, both ways */
@@ -474,15 +474,19 @@ void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type);
 
 /* xiw_cm.c */
 extern const struct ib_device_ops xiw_cm_ops;
+int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
+int xiw_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
+int xiw_iw_destroy_listen(struct iw_cm_id *cm_id);
+
+/* xiw_cm_mpa.c */
+int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
+int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len);
+
+/* xiw_cm_conn.c */
 extern struct workqueue_struct *xiw_data_wq;
 int xiw_cm_init(void);
 void xiw_cm_exit(void);
 void xiw_cm_dev_stop(struct xiw_device *xdev);
-int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
-int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
-int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len);
-int xiw_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
-int xiw_iw_destroy_listen(struct iw_cm_id *cm_id);
 void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort);
 void xiw_cm_conn_get(struct xiw_conn *conn);
 void xiw_cm_conn_put(struct xiw_conn *conn);
