@@ -823,7 +823,7 @@ TEST_F(conn, post_to_error_qp)
  * V-06: the peer vanishes without FIN or RST (every packet of the
  * connection dropped on lo's ingress): the outstanding Read ends
  * RETRY_EXC_ERR or flushed, the receive flushed, and DISCONNECTED comes
- * within the bound of xiw_cm.c: TCP_USER_TIMEOUT ka_idle_s + 15 s.
+ * within the bound of xiw_cm_sock.c: TCP_USER_TIMEOUT ka_idle_s + 15 s.
  */
 TEST_F_TIMEOUT(conn, peer_vanished, 90)
 {

@@ -77,7 +77,7 @@ struct xiw_device {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_mr;
-	atomic_t num_conn;		/* xiw_cm.c: allocated, not released */
+	atomic_t num_conn;		/* xiw_cm_conn.c: allocated, not released */
 	struct xarray qp_xa;		/* QP number -> xiw_qp */
 	struct xarray mr_xa;		/* STag index -> xiw_mr */
 	u32 qp_next, mr_next;		/* cyclic allocation cursors */
@@ -138,7 +138,7 @@ struct xiw_srq {
 
 struct xiw_conn;
 
-/* What MPA start-up settled for a connection (xiw_cm.c). */
+/* What MPA start-up settled for a connection (xiw_cm_mpa.c). */
 struct xiw_mpa_params {
 	u8 rev;			/* 1 or 2 */
 	bool crc;		/* CRC32c in every FPDU, both ways */
@@ -382,11 +382,15 @@ void xiw_cq_add(struct xiw_cq *cq, const struct xiw_cqe *cqe);
 /* xiw_qp.c */
 int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		  struct ib_udata *udata);
-int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
-		  struct ib_udata *udata);
 int xiw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		 struct ib_qp_init_attr *init);
 int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/* xiw_qp_state.c */
+int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata);
+
+/* xiw_qp_post.c */
 int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr);
 int xiw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
@@ -454,6 +458,7 @@ void xiw_qp_add_ref(struct ib_qp *ibqp);
 void xiw_qp_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
 
+/* xiw_qp_state.c */
 u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel);
 void xiw_sq_retire(struct xiw_qp *qp);
 int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
@@ -469,15 +474,19 @@ void xiw_qp_event(struct xiw_qp *qp, enum ib_event_type type);
 
 /* xiw_cm.c */
 extern const struct ib_device_ops xiw_cm_ops;
+int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
+int xiw_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
+int xiw_iw_destroy_listen(struct iw_cm_id *cm_id);
+
+/* xiw_cm_mpa.c */
+int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
+int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len);
+
+/* xiw_cm_conn.c */
 extern struct workqueue_struct *xiw_data_wq;
 int xiw_cm_init(void);
 void xiw_cm_exit(void);
 void xiw_cm_dev_stop(struct xiw_device *xdev);
-int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
-int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
-int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len);
-int xiw_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
-int xiw_iw_destroy_listen(struct iw_cm_id *cm_id);
 void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort);
 void xiw_cm_conn_get(struct xiw_conn *conn);
 void xiw_cm_conn_put(struct xiw_conn *conn);
@@ -496,6 +505,8 @@ void xiw_tx_flush(struct xiw_qp *qp);
 void xiw_tx_kick(struct xiw_qp *qp);
 void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status);
 void xiw_tx_doorbell(struct xiw_qp *qp);
+
+/* xiw_tx_msg.c */
 void xiw_tx_terminate(struct xiw_qp *qp, u8 layer_etype, u8 ecode,
 		      const void *hdr, u32 hdr_len, u32 seg_len);
 

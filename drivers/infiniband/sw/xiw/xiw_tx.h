@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Transmit: what xiw_tx.c, xiw_tx_msg.c, xiw_tx_frame.c and xiw_zc.c
+ * share, the transmit state of a QP and its current message.
+ */
+#ifndef XIW_TX_H
+#define XIW_TX_H
+
+#include <linux/mutex.h>
+#include <linux/skbuff.h>
+#include <linux/socket.h>
+#include <linux/workqueue.h>
+
+#include "xiw.h"
+
+#define XIW_TX_FPDUS		16	/* FPDUs handed to TCP at once */
+#define XIW_TX_BVECS		(XIW_TX_FPDUS * 6)
+/*
+ * With markers a batch may hold more pieces: each marker is one piece
+ * and splits another. The most one FPDU needs is its pieces without
+ * markers (XIW_TX_BVECS) plus 3 for each of at most 129 markers (a
+ * 64 KiB FPDU); a batch stops before the room runs out.
+ */
+#define XIW_TX_MARKERS		256
+#define XIW_TX_BVECS_MRK	(XIW_TX_BVECS + 3 * XIW_TX_MARKERS)
+#define XIW_TX_HDR_ROOM		64	/* per FPDU: header, then trailer */
+#define XIW_TX_BUDGET		64	/* messages per run before yielding */
+
+enum xiw_src {
+	XIW_SRC_NONE,
+	XIW_SRC_INLINE,		/* tx->msg.inl */
+	XIW_SRC_SGE,		/* MR ranges */
+};
+
+enum xiw_fin {
+	XIW_FIN_NONE,
+	XIW_FIN_SQ,		/* complete SQ entry sq_idx */
+	XIW_FIN_IRQ,		/* retire the IRQ head (before its last
+				 * FPDU goes to TCP: xiw_tx_pass)
+				 */
+	XIW_FIN_TERM,		/* the Terminate: nothing follows */
+	XIW_FIN_IMMDT,		/* an Immediate Data message follows */
+};
+
+/* Zero-copy transmit: see xiw_zc.c. */
+struct xiw_zc_ctx {
+	refcount_t ref;
+	spinlock_t lock;	/* qp */
+	struct xiw_qp *qp;	/* NULL once the connection ended */
+};
+
+struct xiw_zc {
+	struct ubuf_info u;	/* first: the skbs' destructor_arg */
+	struct xiw_zc_ctx *ctx;
+	struct sock *sk;	/* held */
+	u32 end_seq;		/* TCP sequence after the message */
+	u32 sq_idx;
+	bool complete;		/* an SQ entry completes with it */
+	bool sent;		/* all of it went to TCP */
+};
+
+struct xiw_txmsg {
+	bool active;
+	u8 hdr[IWARP_MAX_HDR];	/* template, in wire order */
+	u32 hdr_len;		/* including the MPA length field */
+	bool tagged;
+	u64 to;			/* tagged: TO of the first byte */
+	u32 len, sent;
+	enum xiw_src src;
+	u8 inl[XIW_MAX_INLINE];
+	u32 nsge;
+	struct xiw_mr *mr[XIW_MAX_SGE];
+	u64 addr[XIW_MAX_SGE];
+	u32 slen[XIW_MAX_SGE];
+	enum xiw_fin fin;
+	u32 sq_idx;
+	bool se;		/* XIW_FIN_IMMDT: solicited */
+	u32 imm;		/* XIW_FIN_IMMDT: as posted (wire order) */
+	struct xiw_zc *zc;	/* sent zero-copy: our reference */
+};
+
+struct xiw_tx {
+	struct work_struct work;
+	struct mutex pass_lock;	/* one pass at a time: work or doorbell */
+	struct xiw_qp *qp;
+	bool started;
+	struct xiw_txmsg msg;
+	u32 msn[DDP_NUM_QN];	/* next MSN per untagged queue */
+	/* the batch being handed to TCP */
+	struct msghdr mh;
+	bool busy;		/* mh.msg_iter still has bytes */
+	bool batch_ends_msg;
+	struct bio_vec *bv;	/* XIW_TX_BVECS_MRK */
+	u8 *room;		/* XIW_TX_FPDUS * XIW_TX_HDR_ROOM bytes */
+	/* markers (MPA-30/31), when the peer asked for them */
+	u32 spos;		/* stream bytes sent in full operation */
+	u32 nmrk;		/* markers used in the batch */
+	struct mpa_marker *mrk;	/* XIW_TX_MARKERS */
+	struct bio_vec piece[XIW_TX_BVECS];	/* one FPDU part, unsplit */
+	/* user pages the batch refers to, referenced: XIW_TX_BVECS_MRK */
+	struct page **pinned;
+	u32 npinned;
+	/* zero-copy */
+	struct xiw_zc_ctx *zc_ctx;	/* NULL: this connection copies */
+	struct page *zpage;	/* a zero-copy batch's own bytes */
+	struct mpa_marker *bmrk;	/* the batch's: mrk or in zpage */
+};
+
+/* A zero-copy batch's headers (room), then its markers, in zpage. */
+static_assert(XIW_TX_FPDUS * XIW_TX_HDR_ROOM +
+	      XIW_TX_MARKERS * sizeof(struct mpa_marker) <= PAGE_SIZE);
+
+/* xiw_tx_msg.c */
+void xiw_tx_msg_release(struct xiw_txmsg *m);
+void xiw_tx_immdt(struct xiw_qp *qp);
+void xiw_tx_finish(struct xiw_qp *qp);
+int xiw_tx_next(struct xiw_qp *qp);
+
+/* xiw_tx_frame.c */
+int xiw_tx_build(struct xiw_qp *qp);
+int xiw_tx_push(struct xiw_qp *qp, bool more);
+
+/* xiw_zc.c */
+void xiw_tx_unpin(struct xiw_tx *tx);
+void xiw_zc_callback(struct sk_buff *skb, struct ubuf_info *u,
+		     bool zerocopy_success);
+void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m);
+void xiw_tx_zc_detach(struct xiw_tx *tx);
+int xiw_tx_pin(struct xiw_tx *tx, const struct bio_vec *bv, int n);
+u8 *xiw_tx_zpage(struct xiw_tx *tx);
+
+#endif /* XIW_TX_H */

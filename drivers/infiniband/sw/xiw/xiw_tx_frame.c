@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Transmit: a message cut into FPDUs (RFC 5044 section 4), each within
+ * the MULPDU of the current MSS, with markers, pad and CRC, gathered
+ * into a batch of page pieces and handed to TCP in one sendmsg().
+ */
+#include <linux/highmem.h>
+#include <linux/net.h>
+#include <linux/skbuff.h>
+#include <linux/tcp.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "xiw_tx.h"
+
+/* Kernel virtual memory (inline data, headers) as page pieces. */
+static int xiw_bvec_kaddr(const void *p, u32 len, struct bio_vec *bv, int max)
+{
+	int n = 0;
+
+	while (len) {
+		u32 off = offset_in_page(p);
+		u32 l = min_t(u32, len, PAGE_SIZE - off);
+
+		if (n == max)
+			return -E2BIG;
+		bv[n].bv_page = virt_to_page(p);
+		bv[n].bv_offset = off;
+		bv[n].bv_len = l;
+		n++;
+		p += l;
+		len -= l;
+	}
+	return n;
+}
+
+/* The message's bytes [off, off + len) as page pieces. */
+static int xiw_tx_payload(struct xiw_tx *tx, u32 off, u32 len,
+			  struct bio_vec *bv, int max)
+{
+	struct xiw_txmsg *m = &tx->msg;
+	int n = 0, rv = 0;
+	u32 i;
+
+	if (m->src == XIW_SRC_INLINE)
+		return xiw_bvec_kaddr(m->inl + off, len, bv, max);
+	rcu_read_lock();
+	for (i = 0; i < m->nsge && len; i++) {
+		u32 l;
+
+		if (off >= m->slen[i]) {
+			off -= m->slen[i];
+			continue;
+		}
+		l = min(len, m->slen[i] - off);
+		rv = xiw_mr_bvec(m->mr[i], m->addr[i] + off, l, bv + n,
+				 max - n);
+		if (rv < 0)
+			break;
+		if (m->mr[i]->type == XIW_MR_USER) {
+			int err = xiw_tx_pin(tx, bv + n, rv);
+
+			if (err) {
+				rv = err;
+				break;
+			}
+		}
+		n += rv;
+		len -= l;
+		off = 0;
+		rv = 0;
+	}
+	rcu_read_unlock();
+	if (rv < 0)
+		return rv;
+	return len ? -EINVAL : n;
+}
+
+/* ULPDU payload bytes per FPDU for a header of hdr_len (with length). */
+static u32 xiw_tx_room(struct xiw_qp *qp, u32 hdr_len)
+{
+	u32 emss = READ_ONCE(tcp_sk(qp->wire.sock->sk)->mss_cache);
+
+	return xiw_mpa_mulpdu(emss, qp->wire.mpa.mrk_tx) -
+	       (hdr_len - MPA_HDR_LEN);
+}
+
+/*
+ * If a marker is due at the stream position, append it to the batch at
+ * *nbv (RFC 5044 section 4.3): FPDUPTR is the distance back to fpdu, the
+ * stream position of the ULPDU_Length of the FPDU that holds it, or 0
+ * for a marker just before that field. Returns 0, or -E2BIG when the
+ * batch has no room left.
+ */
+static int xiw_tx_marker(struct xiw_qp *qp, int *nbv, int max, u32 fpdu)
+{
+	struct xiw_tx *tx = qp->tx;
+	struct mpa_marker *mk;
+	s32 back = tx->spos - fpdu;
+	int rv;
+
+	if (!qp->wire.mpa.mrk_tx || xiw_mpa_to_marker(tx->spos))
+		return 0;
+	if (tx->nmrk == XIW_TX_MARKERS)
+		return -E2BIG;
+	mk = &tx->bmrk[tx->nmrk++];
+	mk->rsvd = 0;
+	mk->fpduptr = cpu_to_be16(back < 0 ? 0 : back);
+	rv = xiw_bvec_kaddr(mk, sizeof(*mk), tx->bv + *nbv, max - *nbv);
+	if (rv < 0)
+		return rv;
+	*nbv += rv;
+	tx->spos += sizeof(*mk);
+	return 0;
+}
+
+/*
+ * Append n pieces of the FPDU whose ULPDU_Length is at stream position
+ * fpdu to the batch at *nbv, with a marker wherever one falls before a
+ * byte of them. Markers never split the four-byte alignment of the FPDU:
+ * every FPDU and marker is a multiple of four long and the first marker
+ * is at 0, so none ever lands inside the CRC or the length field.
+ * Returns 0, or -E2BIG when the batch has no room left.
+ */
+static int xiw_tx_emit(struct xiw_qp *qp, const struct bio_vec *src, int n,
+		       int *nbv, int max, u32 fpdu)
+{
+	struct xiw_tx *tx = qp->tx;
+	bool mrk = qp->wire.mpa.mrk_tx;
+	int i, rv;
+
+	for (i = 0; i < n; i++) {
+		struct bio_vec b = src[i];
+
+		while (b.bv_len) {
+			u32 l = b.bv_len;
+
+			if (mrk) {
+				rv = xiw_tx_marker(qp, nbv, max, fpdu);
+				if (rv)
+					return rv;
+				l = min(l, xiw_mpa_to_marker(tx->spos) ?:
+					   MPA_MARKER_INTERVAL);
+			}
+			if (*nbv == max)
+				return -E2BIG;
+			tx->bv[*nbv] = b;
+			tx->bv[*nbv].bv_len = l;
+			(*nbv)++;
+			b.bv_offset += l;
+			b.bv_len -= l;
+			tx->spos += l;
+		}
+	}
+	return 0;
+}
+
+/* Kernel bytes (header, pad, CRC) through xiw_tx_emit(). */
+static int xiw_tx_emit_kaddr(struct xiw_qp *qp, const void *p, u32 len,
+			     int *nbv, int max, u32 fpdu)
+{
+	struct xiw_tx *tx = qp->tx;
+	int rv;
+
+	if (!len)
+		return 0;
+	rv = xiw_bvec_kaddr(p, len, tx->piece, ARRAY_SIZE(tx->piece));
+	if (rv < 0)
+		return rv;
+	return xiw_tx_emit(qp, tx->piece, rv, nbv, max, fpdu);
+}
+
+/*
+ * Cut the next FPDUs of the current message into tx->bv and start
+ * handing them over. Returns 0 when built, a negative errno for a
+ * message that cannot be described (a local error).
+ */
+int xiw_tx_build(struct xiw_qp *qp)
+{
+	struct xiw_tx *tx = qp->tx;
+	struct xiw_txmsg *m = &tx->msg;
+	bool mrk = qp->wire.mpa.mrk_tx;
+	int max = mrk ? XIW_TX_BVECS_MRK : XIW_TX_BVECS;
+	u32 room = xiw_tx_room(qp, m->hdr_len);
+	u32 spos0 = tx->spos;
+	u8 *hroom = m->zc ? xiw_tx_zpage(tx) : NULL;
+	int nbv = 0, f;
+
+	tx->bmrk = tx->mrk;
+	if (hroom)
+		tx->bmrk = (struct mpa_marker *)(hroom + XIW_TX_FPDUS *
+						 XIW_TX_HDR_ROOM);
+	else
+		hroom = tx->room;	/* copied by TCP */
+	tx->nmrk = 0;
+	for (f = 0; f < XIW_TX_FPDUS; f++) {
+		u8 *h = hroom + f * XIW_TX_HDR_ROOM;
+		u32 chunk = min(m->len - m->sent, room);
+		bool last = m->sent + chunk == m->len;
+		struct iwarp_ctrl *c = (struct iwarp_ctrl *)h;
+		u32 ulpdu = m->hdr_len - MPA_HDR_LEN + chunk;
+		u32 pad = -(MPA_HDR_LEN + ulpdu) & 3;
+		u32 spos = tx->spos, nmrk = tx->nmrk, fpdu = tx->spos;
+		int first_bv = nbv, rv;
+		u8 *trailer;
+		u32 crc;
+
+		if (nbv + 4 + XIW_MAX_SGE > XIW_TX_BVECS && f && !mrk)
+			break;
+		memcpy(h, m->hdr, m->hdr_len);
+		c->mpa_len = cpu_to_be16(ulpdu);
+		if (last)
+			c->ddp |= DDP_FLAG_LAST;
+		if (m->tagged) {
+			((struct iwarp_tagged *)h)->to = cpu_to_be64(m->to +
+								     m->sent);
+		} else {
+			((struct iwarp_untagged *)h)->mo = cpu_to_be32(m->sent);
+		}
+		/* MPA-13: a marker due here precedes the length field. */
+		if (mrk && !xiw_mpa_to_marker(fpdu))
+			fpdu += MPA_MARKER_LEN;
+		rv = xiw_tx_emit_kaddr(qp, h, m->hdr_len, &nbv, max, fpdu);
+		if (!rv && chunk) {
+			rv = xiw_tx_payload(tx, m->sent, chunk, tx->piece,
+					    ARRAY_SIZE(tx->piece));
+			if (rv >= 0)
+				rv = xiw_tx_emit(qp, tx->piece, rv, &nbv, max,
+						 fpdu);
+		}
+		trailer = h + m->hdr_len;
+		memset(trailer, 0, pad + MPA_CRC_LEN);
+		if (!rv)
+			rv = xiw_tx_emit_kaddr(qp, trailer, pad, &nbv, max,
+					       fpdu);
+		/*
+		 * The CRC covers every byte before it, markers included: a
+		 * marker right after the pad too (section 4.4).
+		 */
+		if (!rv)
+			rv = xiw_tx_marker(qp, &nbv, max, fpdu);
+		crc = 0;
+		if (!rv && qp->wire.mpa.crc)
+			crc = ~xiw_mpa_crc_bvec(~0U, tx->bv + first_bv,
+						tx->spos - spos);
+		put_unaligned_le32(crc, trailer + pad);
+		if (!rv)
+			rv = xiw_tx_emit_kaddr(qp, trailer + pad, MPA_CRC_LEN,
+					       &nbv, max, fpdu);
+		if (rv == -E2BIG && f) {
+			/* No room for this FPDU: it leads the next batch. */
+			nbv = first_bv;
+			tx->spos = spos;
+			tx->nmrk = nmrk;
+			break;
+		}
+		if (rv < 0) {
+			tx->spos = spos0;
+			xiw_tx_unpin(tx);
+			return rv;
+		}
+		/* The FPDU's bytes on the wire, its markers included. */
+		xiw_count_tx_fpdu(qp, tx->spos - spos);
+		m->sent += chunk;
+		if (last)
+			break;
+	}
+	memset(&tx->mh, 0, sizeof(tx->mh));
+	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv,
+		      tx->spos - spos0);
+	/* Zero-copy: the skbs reference the pages and this message's ubuf. */
+	if (hroom != tx->room)
+		tx->mh.msg_ubuf = &m->zc->u;
+	tx->busy = true;
+	tx->batch_ends_msg = m->sent == m->len;
+	return 0;
+}
+
+/*
+ * Hand the built batch to TCP. Returns 0 when all of it went, -EAGAIN
+ * when the socket is full (write_space will kick us), or an error.
+ */
+int xiw_tx_push(struct xiw_qp *qp, bool more)
+{
+	struct xiw_tx *tx = qp->tx;
+	int rv;
+
+	while (iov_iter_count(&tx->mh.msg_iter)) {
+		tx->mh.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
+				   (more || !tx->batch_ends_msg ? MSG_MORE : 0) |
+				   (tx->mh.msg_ubuf ? MSG_ZEROCOPY : 0);
+		rv = sock_sendmsg(qp->wire.sock, &tx->mh);
+		if (rv == -EAGAIN)
+			return -EAGAIN;
+		if (rv < 0)
+			return rv;
+		if (rv == 0)
+			return -EAGAIN;
+	}
+	tx->busy = false;
+	/* TCP copied the pages or took references of its own. */
+	xiw_tx_unpin(tx);
+	return 0;
+}

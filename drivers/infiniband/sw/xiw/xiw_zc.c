@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Transmit: zero-copy, and the lifetime of the user pages and the
+ * ubuf_info a batch refers to.
+ *
+ * Zero-copy transmit
+ * ==================
+ * A message from user MRs of at least tx_zcopy_min bytes is handed to
+ * TCP by reference: the socket's MSG_ZEROCOPY machinery (a ubuf_info
+ * per message, struct xiw_zc) lets the skbs point at the registered
+ * pages, and calls back when the last skb lets go of them, that is once
+ * the peer acknowledged the data and no clone is left. Only then does
+ * the work request complete: the application may rewrite its buffer
+ * after the completion, and a retransmission must still carry the bytes
+ * the CRC was computed over. The stack itself copies where the pages
+ * would otherwise reach another socket of this host (loopback, veth:
+ * skb_orphan_frags_rx), so local peers stay correct too; on such routes
+ * the copy buys nothing, hence tx_zcopy=1 only uses it on routes out of
+ * the host, through a device that checksums (xiw_tx_route_zc()).
+ *
+ * Headers, trailers and markers of a zero-copy batch are in a page of
+ * their own (tx->zpage), which the skbs reference like the payload; it
+ * is reused once nothing else holds it. Without such a page a batch is
+ * copied (no msg_ubuf): the message still completes through its ubuf,
+ * which the skbs of its other batches hold.
+ *
+ * struct xiw_zc_ctx outlives the QP (skbs may stay in an orphaned socket
+ * after the QP is gone): the callbacks reach the QP only through it,
+ * under its lock, and xiw_tx_stop() cuts that link. Each message holds
+ * a reference to the module, whose code the callback is.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <net/dst.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "xiw_fault.h"
+#include "xiw_tx.h"
+
+static uint tx_zcopy = 1;
+module_param(tx_zcopy, uint, 0644);
+MODULE_PARM_DESC(tx_zcopy,
+		 "Zero-copy transmit of large messages from user memory: 0 off, 1 on routes that leave the host through a device with checksum offload (default), 2 on every route");
+
+static uint tx_zcopy_min = 16384;
+module_param(tx_zcopy_min, uint, 0644);
+MODULE_PARM_DESC(tx_zcopy_min,
+		 "Smallest message sent zero-copy, in bytes (default 16384)");
+
+/* Let go of the batch's references to user pages. */
+void xiw_tx_unpin(struct xiw_tx *tx)
+{
+	while (tx->npinned)
+		put_page(tx->pinned[--tx->npinned]);
+}
+
+static void xiw_zc_ctx_put(struct xiw_zc_ctx *ctx)
+{
+	if (refcount_dec_and_test(&ctx->ref))
+		kfree(ctx);
+}
+
+/*
+ * The last reference to a zero-copy message went: no skb holds its
+ * pages. Complete its SQ entry if it was all handed over, unless the
+ * connection broke with the data unacknowledged or the QP is in ERR:
+ * the QP's flush reports that one (and may have, its slot then being
+ * another entry's). Any context, interrupts possibly off.
+ */
+static void xiw_zc_release(struct xiw_zc *z)
+{
+	struct xiw_zc_ctx *ctx = z->ctx;
+	unsigned long flags;
+	bool lost;
+
+	lost = READ_ONCE(z->sk->sk_err) &&
+	       before(READ_ONCE(tcp_sk(z->sk)->snd_una), z->end_seq);
+	if (z->complete && z->sent && !lost) {
+		spin_lock_irqsave(&ctx->lock, flags);
+		if (ctx->qp && READ_ONCE(ctx->qp->state) != IB_QPS_ERR)
+			xiw_sq_done(ctx->qp, z->sq_idx, IB_WC_SUCCESS);
+		spin_unlock_irqrestore(&ctx->lock, flags);
+	}
+	sock_put(z->sk);
+	xiw_zc_ctx_put(ctx);
+	kfree(z);
+	/* Last; see xiw_zc_callback() for why this text is still there. */
+	module_put(THIS_MODULE);
+}
+
+/* ubuf_info callback: one call per reference dropped (skb or ours). */
+void xiw_zc_callback(struct sk_buff *skb, struct ubuf_info *u,
+		     bool zerocopy_success)
+{
+	if (!refcount_dec_and_test(&u->refcnt))
+		return;
+	/*
+	 * The release may drop the module's last reference (taken in
+	 * xiw_tx_zc_begin()), and an rmmod may then go ahead while we
+	 * still run here. The module's memory is freed only after an RCU
+	 * grace period (free_module() waits for one), so this read-side
+	 * section keeps our text there until we are on the way out.
+	 */
+	rcu_read_lock();
+	xiw_zc_release(container_of(u, struct xiw_zc, u));
+	rcu_read_unlock();
+}
+
+/*
+ * Does zero-copy pay on the socket's route? It must leave the host, and
+ * its device must gather (SG) and checksum: without checksum offload the
+ * stack linearizes every skb with shared frags to checksum it, a copy
+ * and a large allocation per segment, slower than TCP's own copy.
+ */
+static bool xiw_tx_route_zc(struct sock *sk)
+{
+	struct dst_entry *dst = sk_dst_get(sk);
+	struct net_device *dev = dst ? dst->dev : NULL;
+	bool ok;
+
+	/*
+	 * The device's own features: sk_route_caps claims SG and checksum
+	 * for any route that software GSO serves, checksum in software.
+	 */
+	ok = dev && !(dev->flags & IFF_LOOPBACK) &&
+	     (dev->features & NETIF_F_SG) &&
+	     (dev->features & NETIF_F_CSUM_MASK);
+	dst_release(dst);
+	return ok;
+}
+
+/*
+ * Send the message just taken zero-copy? Payload from user MRs only
+ * (their pages are pinned pages, never slab memory; kernel consumers'
+ * buffers may be), large enough, and not a Write with Immediate, whose
+ * completion rides on the Immediate Data message after it.
+ */
+void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
+{
+	struct xiw_tx *tx = qp->tx;
+	struct sock *sk = qp->wire.sock->sk;
+	struct xiw_zc *z;
+	u32 i;
+
+	if (!tx->zc_ctx || m->src != XIW_SRC_SGE ||
+	    m->len < max_t(u32, READ_ONCE(tx_zcopy_min), 1) ||
+	    (m->fin != XIW_FIN_SQ && m->fin != XIW_FIN_IRQ))
+		return;
+	switch (READ_ONCE(tx_zcopy)) {
+	case 1:
+		if (!xiw_tx_route_zc(sk))
+			return;
+		break;
+	case 2:
+		break;
+	default:
+		return;
+	}
+	for (i = 0; i < m->nsge; i++)
+		if (m->mr[i] && m->mr[i]->type != XIW_MR_USER)
+			return;
+	z = xiw_fault(XIW_FAULT_ZC_MSG) ? NULL : kzalloc(sizeof(*z), GFP_KERNEL);
+	if (!z)
+		return;		/* copied instead */
+	z->u.callback = xiw_zc_callback;
+	z->u.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
+	refcount_set(&z->u.refcnt, 1);
+	refcount_inc(&tx->zc_ctx->ref);
+	z->ctx = tx->zc_ctx;
+	sock_hold(sk);
+	z->sk = sk;
+	z->complete = m->fin == XIW_FIN_SQ;
+	z->sq_idx = m->sq_idx;
+	/*
+	 * skbs may outlive the QP, the device and the socket's release (a
+	 * clone in a NIC's ring, an orphaned socket's queue) and will call
+	 * xiw_zc_callback(): the module stays until the last one has.
+	 */
+	__module_get(THIS_MODULE);
+	m->zc = z;
+	xiw_count_tx_zcopy(qp, m->len);
+}
+
+/* Callbacks still to come must not reach the QP any more. */
+void xiw_tx_zc_detach(struct xiw_tx *tx)
+{
+	struct xiw_zc_ctx *ctx = tx->zc_ctx;
+	unsigned long flags;
+
+	if (!ctx)
+		return;
+	spin_lock_irqsave(&ctx->lock, flags);
+	ctx->qp = NULL;
+	spin_unlock_irqrestore(&ctx->lock, flags);
+	xiw_zc_ctx_put(ctx);
+	tx->zc_ctx = NULL;
+}
+
+/*
+ * A user MR's pages, n pieces at bv, seen in the caller's RCU section:
+ * the batch holds a reference to each until TCP has all of it, so that
+ * dereg need not wait for a batch a full socket holds back.
+ */
+int xiw_tx_pin(struct xiw_tx *tx, const struct bio_vec *bv, int n)
+{
+	int i;
+
+	if (tx->npinned + n > XIW_TX_BVECS_MRK)
+		return -E2BIG;
+	for (i = 0; i < n; i++) {
+		get_page(bv[i].bv_page);
+		tx->pinned[tx->npinned++] = bv[i].bv_page;
+	}
+	return 0;
+}
+
+/*
+ * A page for a zero-copy batch's own bytes: the last one again if no
+ * skb holds it any more, else a fresh one; NULL if none can be had.
+ */
+u8 *xiw_tx_zpage(struct xiw_tx *tx)
+{
+	if (tx->zpage && page_ref_count(tx->zpage) != 1) {
+		put_page(tx->zpage);
+		tx->zpage = NULL;
+	}
+	if (!tx->zpage && !xiw_fault(XIW_FAULT_ZC_PAGE))
+		tx->zpage = alloc_page(GFP_KERNEL);
+	return tx->zpage ? page_address(tx->zpage) : NULL;
+}
