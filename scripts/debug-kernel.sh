@@ -17,6 +17,7 @@
 # out-of-tree modules build against: make -C DIR/build M=...) and
 # root/lib/modules/RELEASE (its modules, for the guest).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 frag=$here/debug-kernel.config
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) || {
@@ -37,11 +38,7 @@ log() { echo "debug-kernel: $*" >&2; }
 start=$(date +%s)
 # What building a kernel needs beyond scripts/setup.sh's packages.
 BUILD_PACKAGES=(flex bison bc libelf-dev libssl-dev)
-missing=()
-for p in "${BUILD_PACKAGES[@]}"; do
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "install ok installed" ] || missing+=("$p")
-done
+mapfile -t missing < <(xiw_missing_packages "${BUILD_PACKAGES[@]}")
 if [ ${#missing[@]} -gt 0 ]; then
 	log "installing: ${missing[*]}"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \

@@ -23,6 +23,15 @@ XIW_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # ---- host entry points ----
 
+# The Debian packages of the list that are not installed, one per line.
+xiw_missing_packages() {	# xiw_missing_packages PACKAGE...
+	local p st
+	for p in "$@"; do
+		st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+		[ "$st" = "install ok installed" ] || echo "$p"
+	done
+}
+
 # Set up the machine (scripts/setup.sh), build everything, and index the
 # module tree the stock guest installs from. Sets ksrc and krel.
 xiw_prepare() {

@@ -8,6 +8,7 @@
 # Prints the cache directory holding the unpacked kernel source on its
 # last line of stdout, for the Makefile.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
 PACKAGES=(
 	build-essential g++ cmake pkg-config make perl xz-utils
@@ -31,11 +32,7 @@ SRC_PATHS=(
 
 log() { echo "setup: $*" >&2; }
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "install ok installed" ] || missing+=("$p")
-done
+mapfile -t missing < <(xiw_missing_packages "${PACKAGES[@]}")
 
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
