@@ -96,6 +96,7 @@ TEST_F(verbs, device_limits)
 	EXPECT_EQ(0, a.max_mw);
 	EXPECT_EQ(IBV_ATOMIC_NONE, a.atomic_cap);
 	EXPECT_EQ(1, a.phys_port_cnt);
+	EXPECT_EQ(0xffffffu, a.vendor_id);
 
 	g = be64toh(a.node_guid);
 	snprintf(want, sizeof(want), "%04x:%04x:%04x:%04x",

@@ -23,6 +23,8 @@
 #include "xiw_counters.h"
 
 #define XIW_NODE_DESC "xiw software iWARP"
+/* No IEEE OUI is assigned to xiw: the "none" value rxe reports too. */
+#define XIW_VENDOR_ID		0xffffff
 
 /*
  * Device limits, published by query_device. They are chosen, not

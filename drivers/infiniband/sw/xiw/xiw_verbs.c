@@ -37,6 +37,7 @@ static int xiw_query_device(struct ib_device *ibdev,
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->sys_image_guid = ibdev->node_guid;
+	attr->vendor_id = XIW_VENDOR_ID;
 	attr->max_mr_size = XIW_MAX_MR_SIZE;
 	attr->page_size_cap = PAGE_SIZE;
 	attr->max_qp = XIW_MAX_QP;
