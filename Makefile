@@ -27,6 +27,8 @@ SELFTESTS := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(wildcard selftests/
 SELFTEST_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-isystem $(KSRC)/tools/testing/selftests -Iinclude/uapi
 SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
+# xiw_fabric drives the device through libfabric (libfabric-dev).
+$(BUILD)/selftests/xiw_fabric: SELFTEST_LIBS += -lfabric
 
 .PHONY: all module provider selftests install check run bench clean setup fuzz fuzz-codec \
 	check-debug module-debug

@@ -82,7 +82,7 @@ TEST_F(verbs, device_limits)
 	EXPECT_EQ(8, a.max_sge);
 	EXPECT_EQ(8, a.max_sge_rd);
 	EXPECT_EQ(4096, a.max_cq);
-	EXPECT_EQ(65536, a.max_cqe);
+	EXPECT_EQ(1 << 20, a.max_cqe);
 	EXPECT_EQ(65536, a.max_mr);
 	EXPECT_EQ(1ULL << 40, a.max_mr_size);
 	EXPECT_EQ(65536, a.max_pd);

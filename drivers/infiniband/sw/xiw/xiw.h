@@ -36,7 +36,7 @@
 /* XIW_MAX_SGE and XIW_MAX_INLINE are ABI: see xiw-abi.h. */
 #define XIW_MAX_SGE_RD		XIW_MAX_SGE
 #define XIW_MAX_CQ		4096
-#define XIW_MAX_CQE		65536
+#define XIW_MAX_CQE		BIT(20)
 #define XIW_MAX_MR		65536
 #define XIW_MAX_MR_SIZE		BIT_ULL(40)
 #define XIW_MAX_PD		65536
