@@ -10,6 +10,9 @@
 #   make bench    set-up, build, perftest xiw vs siw vs TCP in a VM
 #   make fuzz    the long hostile-input campaign against xiw in a VM
 #   make fuzz-codec  libFuzzer on the wire codec of xiw-wirepeer (clang)
+#   make deb      Debian packages xiw-dkms and ibverbs-provider-xiw in
+#                 build/deb (dpkg-buildpackage, dh-dkms), lintian on them
+#   make check-deb  make deb, then install, use and purge them in a VM
 #
 # KDIR (kernel build tree) and KREL (its release) can be overridden; by
 # default they are the newest installed Debian kernel with headers.
@@ -31,7 +34,7 @@ SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
 $(BUILD)/selftests/xiw_fabric: SELFTEST_LIBS += -lfabric
 
 .PHONY: all module provider selftests install check run bench clean setup fuzz fuzz-codec \
-	check-debug module-debug
+	check-debug module-debug deb check-deb
 
 all: module provider selftests
 
@@ -89,6 +92,12 @@ bench:
 
 fuzz:
 	scripts/fuzz.sh
+
+deb:
+	scripts/deb.sh
+
+check-deb:
+	scripts/deb.sh --check
 
 # The deframer and header decoders under ASan/UBSan; crashes land in
 # build/fuzz. FUZZ_RUNS=-1 runs until stopped.

@@ -1,0 +1,134 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# make deb: the Debian packages of xiw, built with Debian's own tools
+# (dpkg-buildpackage, debhelper, dh-dkms) from debian/:
+#   xiw-dkms              the module's source; DKMS builds xiw.ko
+#   ibverbs-provider-xiw  libxiw-rdmav34.so and /etc/libibverbs.d/xiw.driver
+# The .debs land in build/deb/, with lintian's verdict on them in
+# build/deb/lintian.txt when lintian is installed.
+#
+#   scripts/deb.sh              set up, build, lint (make deb)
+#   scripts/deb.sh --check      the same, then install, use and purge the
+#                               packages in a VM (make check-deb;
+#                               scripts/guest/xiw_deb.sh)
+#   scripts/deb.sh --setup      only install what building and testing the
+#                               packages needs (scripts/setup.sh's packages,
+#                               debhelper, dh-dkms, dkms, lintian)
+#
+# The build runs in a copy of the tracked files (build/deb/src/), so that
+# neither debhelper's work files nor dpkg-buildpackage's output (written
+# next to the source tree) land in the repository. DEB_BUILD_OPTIONS is
+# passed on, with noautodbgsym added: "apt install ./build/deb/*.deb" then
+# installs the two packages and nothing else.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$XIW_REPO"
+
+# On top of scripts/setup.sh's: what dpkg-buildpackage, debhelper's dkms
+# add-on and the install test need (dkms itself is what xiw-dkms depends
+# on; the VM test installs the packages offline, so it must be here).
+DEB_PACKAGES=(dpkg-dev debhelper dh-dkms dkms fakeroot lintian)
+
+deb_setup() {
+	local p st missing=()
+	scripts/setup.sh > /dev/null
+	for p in "${DEB_PACKAGES[@]}"; do
+		st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+		[ "$st" = "install ok installed" ] || missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deb: missing packages: ${missing[*]}; run this as root" >&2
+		return 1
+	fi
+	echo "deb: installing: ${missing[*]}" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends "${missing[@]}" >&2
+}
+
+mode=${1:-}
+case $mode in
+''|--check|--setup) ;;
+*) echo "usage: $0 [--check | --setup]" >&2; exit 2 ;;
+esac
+echo "== set-up (scripts/setup.sh, packaging tools)"
+deb_setup
+[ "$mode" != --setup ] || exit 0
+
+version=$(dpkg-parsechangelog -S Version)
+out=$XIW_REPO/build/deb
+src=$out/src/xiw-$version
+rm -rf "$out"
+mkdir -p "$src"
+echo "== copy the source files to ${src#"$XIW_REPO"/}"
+if git -C "$XIW_REPO" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+	# The files git tracks or would track, as they are in the work tree;
+	# one deleted but not yet committed is left out.
+	git ls-files -z --cached --others --exclude-standard |
+		while IFS= read -r -d '' f; do
+			[ ! -e "$f" ] || printf '%s\0' "$f"
+		done | tar -c --null -T - | tar -x -C "$src"
+else
+	tar -c --exclude=./build --exclude=./.git . | tar -x -C "$src"
+fi
+
+echo "== dpkg-buildpackage -b (log in build/deb/build.log)"
+export DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:+$DEB_BUILD_OPTIONS }noautodbgsym"
+if ! (cd "$src" && dpkg-buildpackage -b -us -uc) > "$out/build.log" 2>&1; then
+	tail -n 40 "$out/build.log"
+	echo "deb: dpkg-buildpackage failed; the whole log is build/deb/build.log" >&2
+	exit 1
+fi
+mv "$out"/src/*.deb "$out"/src/*.changes "$out"/src/*.buildinfo "$out/"
+
+echo "== packages in build/deb"
+for d in "$out"/*.deb; do
+	printf '%-28s %-10s %-6s %8s bytes  %s\n' \
+		"$(dpkg-deb -f "$d" Package)" "$(dpkg-deb -f "$d" Version)" \
+		"$(dpkg-deb -f "$d" Architecture)" "$(stat -c %s "$d")" "${d##*/}"
+done
+for d in "$out"/*.deb; do
+	echo "-- $(dpkg-deb -f "$d" Package): Depends: $(dpkg-deb -f "$d" Depends)"
+	dpkg-deb -c "$d" | awk '$1 !~ /^d/ { print "   " $NF }'
+done
+
+if command -v lintian > /dev/null; then
+	echo "== lintian (build/deb/lintian.txt)"
+	rc=0
+	# Every tag down to info, pedantic and experimental ones. (Run as
+	# root, lintian says on stderr that it would rather not be.)
+	lintian --info --display-experimental --pedantic "$out"/*.changes \
+		> "$out/lintian.txt" 2> "$out/lintian.err" || rc=$?
+	grep -v '^running with root privileges is not recommended!$' "$out/lintian.err" >&2 || true
+	if [ -s "$out/lintian.txt" ]; then
+		cat "$out/lintian.txt"
+	else
+		echo "lintian: no tags"
+	fi
+	# lintian exits non-zero for an error tag (or when it fails).
+	[ $rc -eq 0 ] || { echo "deb: lintian failed or reports errors (exit $rc)" >&2; exit 1; }
+else
+	echo "== lintian not installed: not run"
+fi
+[ "$mode" = --check ] || exit 0
+
+# The packages installed as a user installs them, in a guest booted on the
+# host's newest Debian kernel; DKMS builds xiw.ko there (under TCG, most
+# of the run's time).
+echo "== VM: install, use and purge the packages (scripts/guest/xiw_deb.sh)"
+t0=$SECONDS
+vm_rc=0
+scripts/vm-run.sh -n deb -t 1500 -- scripts/guest/xiw_deb.sh > "$out/vm.log" 2>&1 || vm_rc=$?
+echo "== VM run: exit $vm_rc after $((SECONDS - t0)) s (logs in build/vm/deb)"
+grep -E '^# (time|package|removed)' build/vm/deb/output.log || true
+# The TAP results as make check names them; a guest that died or logged a
+# kernel warning fails here too (vm-run.sh exits 124..126 for those).
+parse_rc=0
+scripts/check.sh --parse build/vm/deb/output.log "vm deb" || parse_rc=$?
+case $vm_rc in
+0|1) ;;
+*) echo "FAIL: vm deb: run failed (vm-run.sh exit $vm_rc)"; sed 's/^/    /' "$out/vm.log" | tail -n 20
+   exit 1 ;;
+esac
+exit $parse_rc
