@@ -302,6 +302,50 @@ TEST_F_TIMEOUT(td, half_open_across_netns_exit, 120)
 }
 
 /*
+ * A flood of connections that send nothing holds no more of xiw than the
+ * listen backlog (8 here): xiw takes 8 off TCP's accept queue to wait for
+ * their MPA Requests, and leaves the rest there, where TCP's own limit
+ * applies. When the first 8 time out, the waiting ones are taken.
+ */
+TEST_F_TIMEOUT(td, half_open_flood_held_to_backlog, 120)
+{
+	/* Long enough that no timer fires while the queue is looked at. */
+	enum { BACKLOG = 8, MORE = 4, TMO_MS = 8000 };
+	int fds[BACKLOG + MORE], i, q = -1;
+	long long ms;
+
+	for (i = 0; i < BACKLOG + MORE; i++)
+		fds[i] = -1;
+	ASSERT_EQ(0, sh("echo %d > " TD_PARAM, TMO_MS));
+	ASSERT_EQ(0, td_listen(&self->l, TD_ADDR, NULL));
+	for (i = 0; i < BACKLOG; i++) {
+		fds[i] = td_connect(TD_ADDR, self->l.port);
+		ASSERT_LE(0, fds[i]) TH_LOG("connect %d: %s", i, strerror(errno));
+	}
+	ASSERT_TRUE(WAIT_UNTIL(td_accept_queue(NULL, self->l.port) == 0, 5000))
+		TH_LOG("xiw did not take the first %d", BACKLOG);
+	for (; i < BACKLOG + MORE; i++) {
+		fds[i] = td_connect(TD_ADDR, self->l.port);
+		ASSERT_LE(0, fds[i]) TH_LOG("connect %d: %s", i, strerror(errno));
+	}
+	/* Well within the MPA timeout: the extra ones stay queued. */
+	usleep(300 * 1000);
+	q = td_accept_queue(NULL, self->l.port);
+	ASSERT_EQ(MORE, q) TH_LOG("accept queue %d, want %d: xiw took more than the backlog",
+				  q, MORE);
+	/* The first ones end at their MPA timeout; then the others are taken. */
+	ms = td_wait_end(fds[0], 3 * TMO_MS);
+	ASSERT_LE(0, ms) TH_LOG("the first connection outlived its MPA timeout");
+	ASSERT_TRUE(WAIT_UNTIL(td_accept_queue(NULL, self->l.port) == 0, TMO_MS))
+		TH_LOG("the queued connections were not taken when room was made");
+	ms = td_wait_end(fds[BACKLOG], 3 * TMO_MS);
+	ASSERT_LE(0, ms) TH_LOG("a connection taken later outlived its MPA timeout");
+	for (i = 0; i < BACKLOG + MORE; i++)
+		close(fds[i]);
+	ASSERT_EQ(0, sh("rdma link delete " TD_IBDEV));
+}
+
+/*
  * 200 peers reset their connection right after the handshake, some
  * after part of an MPA Request; the listener then still takes a
  * connection off its queue at once.
