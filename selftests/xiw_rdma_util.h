@@ -25,7 +25,10 @@
 #include "xiw_util.h"
 
 #define XR_ADDR		"10.99.0.1"
+/* A program may give itself longer (defining it before the include). */
+#ifndef XR_WAIT_MS
 #define XR_WAIT_MS	10000
+#endif
 /* Private data the client sends with its connect request (MPA-01). */
 #define XR_MAGIC	0x5849574bU	/* "XIWK" */
 

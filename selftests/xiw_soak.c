@@ -30,6 +30,11 @@
 #include <sys/prctl.h>
 
 #include "kselftest_harness.h"
+/*
+ * Connecting 8 or 16 QPs took more than 10 s on the debug kernel under
+ * TCG with the host's two cores shared by three guests.
+ */
+#define XR_WAIT_MS	60000
 #include "xiw_rdma_util.h"
 
 #define XS_NETDEV	"xs0"
@@ -626,6 +631,12 @@ static void xs_start(struct __test_metadata *_metadata,
 	}
 	WAIT_UNTIL(xs_flowing(self, ngen) || self->m->st[0].why[0] ||
 		   self->m->st[1].why[0], XS_UP_MS);
+	if (!xs_flowing(self, ngen)) {
+		/* Where the connections stand, for the report. */
+		fflush(NULL);
+		sh("%sss -tan | sed 's/^/# /' >&2; rdma res show cm_id |"
+		   " sed 's/^/# /' >&2", ns ? "ip netns exec " XS_NS " " : "");
+	}
 	ASSERT_TRUE(xs_flowing(self, ngen))
 		TH_LOG("round %d: traffic did not flow: server '%s' (%ld ops), client '%s' (%ld ops)",
 		       round, self->m->st[XS_SRV].why, xs_ops(&self->m->st[XS_SRV]),
