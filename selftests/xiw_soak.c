@@ -24,6 +24,7 @@
  * most 16) connections a round.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/klog.h>
@@ -91,6 +92,7 @@ struct xs_gen {
 	struct xr_net net;
 	int end, qps;
 	bool peer;	/* the other ends are wire peers */
+	bool connected;	/* every pair is (xs_early_rx() stops) */
 	bool torn;
 	int inflight[XS_MAXQP][3];	/* writes, reads, sends */
 };
@@ -286,7 +288,8 @@ static int xs_traffic(struct xs_gen *g)
 
 	for (i = 0; i < g->qps; i++)
 		xr_nonblock(xs_side(g, i)->id->verbs->async_fd);
-	__atomic_store_n(&g->st->state, XS_RUNNING, __ATOMIC_RELEASE);
+	if (!g->torn)
+		__atomic_store_n(&g->st->state, XS_RUNNING, __ATOMIC_RELEASE);
 	for (;;) {
 		idle = 1;
 		for (i = 0; i < g->qps; i++) {
@@ -315,6 +318,33 @@ static int xs_traffic(struct xs_gen *g)
 }
 
 /*
+ * A wire peer sends as soon as its connection is up, without credits:
+ * while the other connections are made (seconds on the debug kernel),
+ * the receives of those up are taken and posted again here, or the
+ * peer's Sends would find none posted (a Terminate, and the round ends
+ * before its teardown).
+ */
+static void *xs_early_rx(void *arg)
+{
+	struct xs_gen *g = arg;
+	struct ibv_wc wc[16];
+	int i, j, n;
+
+	while (!__atomic_load_n(&g->connected, __ATOMIC_ACQUIRE)) {
+		for (i = 0; i < g->qps; i++) {
+			if (!__atomic_load_n(&g->p[i].cli.established,
+					     __ATOMIC_ACQUIRE))
+				continue;
+			n = ibv_poll_cq(g->p[i].cli.cq, 16, wc);
+			for (j = 0; j < n; j++)
+				xs_completion(g, i, &wc[j]);
+		}
+		usleep(1000);
+	}
+	return NULL;
+}
+
+/*
  * A generator: end XS_SRV listens for qps connections, XS_CLI makes them
  * (to the server's port, or to wire peers on XS_PEER_PORT + i).
  */
@@ -328,6 +358,7 @@ xs_gen_main(struct xs_shm *m, int end, int qps, bool peer, const char *ns,
 			     .prepost_len = XS_MSG };
 	static struct xs_gen g;
 	int i, rc = XS_EXIT_SETUP;
+	pthread_t early;
 	long long until;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -355,10 +386,17 @@ xs_gen_main(struct xs_shm *m, int end, int qps, bool peer, const char *ns,
 			g.p[i].to.sin_port = htons(XS_PEER_PORT + i);
 		}
 	}
+	if (peer && pthread_create(&early, NULL, xs_early_rx, &g)) {
+		xs_why(&g, "pthread_create: %s", strerror(errno));
+		_exit(rc);
+	}
 	if (xr_connect_ends(&g.net, g.p, qps, &o, end == XS_SRV, end == XS_CLI)) {
 		xs_why(&g, "connect: %s", g.net.err);
 		_exit(rc);
 	}
+	__atomic_store_n(&g.connected, true, __ATOMIC_RELEASE);
+	if (peer)
+		pthread_join(early, NULL);
 	for (i = 0; i < qps; i++) {
 		struct xr_side *s = xs_side(&g, i);
 
@@ -402,7 +440,7 @@ static pid_t xs_peer_start(const char *exe, int port, const char *ns)
 {
 	static const char *const script[] = { "send:65536", "wait:40" };
 	enum { REPEAT = 4000 };
-	static const char *argv[8 + 2 * REPEAT];
+	static const char *argv[10 + 2 * REPEAT];
 	char portstr[16];
 	int k = 0, i, fd;
 	pid_t pid;
@@ -413,6 +451,12 @@ static pid_t xs_peer_start(const char *exe, int port, const char *ns)
 	argv[k++] = portstr;
 	argv[k++] = "--linger";
 	argv[k++] = "1000";
+	/*
+	 * Its accept and MPA wait (10 s by default) outlasted on the debug
+	 * kernel: xiw connects to the peers one after the other.
+	 */
+	argv[k++] = "--timeout";
+	argv[k++] = "120000";
 	for (i = 0; i < REPEAT; i++) {
 		argv[k++] = script[0];
 		argv[k++] = script[1];
