@@ -22,7 +22,7 @@ fi
 xiw_prepare
 make -s module-debug DEBUG_KDIR="$kdir"
 XIW_VM_KDIR=$kdir scripts/vm-modules.sh "$(cat "$kdir/release")" build/debug/modroot
-# A round took up to 40 s on the debug kernel under TCG; the program's
+# A round took 30-70 s on the debug kernel under TCG; the program's
 # own limit (each test: 60 s + 120 s a round) stays inside these.
 prog_timeout=${XIW_SOAK_TIMEOUT:-$((600 + rounds * 10 * 130))}
 echo "== soak: $rounds rounds of each test, $qps connections (debug kernel, QEMU, panic_on_warn=1)"
