@@ -47,7 +47,7 @@
 #define XS_PEER_PORT	19400	/* wire peer i listens on this + i */
 /* Buffer slots of XS_MSG bytes, the same on every end. */
 enum { XS_SSRC, XS_RSRC, XS_WSRC, XS_RSINK, XS_WSINK, XS_RECV0 };
-#define XS_RECVS	12	/* receives posted per QP */
+#define XS_RECVS	32	/* receives posted per QP */
 #define XS_SLOTS	(XS_RECV0 + XS_RECVS)
 #define XS_SENDS	2	/* Sends in flight per QP */
 /* Bounds: traffic up, a process gone, the device gone, a round. */
@@ -352,8 +352,9 @@ static void __attribute__((noreturn))
 xs_gen_main(struct xs_shm *m, int end, int qps, bool peer, const char *ns,
 	    bool tidy)
 {
-	struct xr_opts o = { .buflen = (size_t)XS_SLOTS * XS_MSG, .wr = 16,
-			     .sge = 1, .rd_atom = 4, .prepost = XS_RECVS,
+	struct xr_opts o = { .buflen = (size_t)XS_SLOTS * XS_MSG,
+			     .wr = XS_RECVS + 8, .sge = 1, .rd_atom = 4,
+			     .prepost = XS_RECVS,
 			     .prepost_off = (size_t)XS_RECV0 * XS_MSG,
 			     .prepost_len = XS_MSG };
 	static struct xs_gen g;
@@ -438,7 +439,7 @@ static pid_t xs_gen_start(struct xs_shm *m, int end, int qps, bool peer,
 /* The wire peer as responder on port, in namespace ns (or here). */
 static pid_t xs_peer_start(const char *exe, int port, const char *ns)
 {
-	static const char *const script[] = { "send:65536", "wait:40" };
+	static const char *const script[] = { "send:65536", "wait:200" };
 	enum { REPEAT = 4000 };
 	static const char *argv[10 + 2 * REPEAT];
 	char portstr[16];
