@@ -9,6 +9,8 @@
 #   make run      set-up, build, boot a VM and show xiw0 at work
 #   make bench    set-up, build, perftest xiw vs siw vs TCP in a VM
 #   make fuzz    the long hostile-input campaign against xiw in a VM
+#   make soak    teardown under traffic, 100 rounds each, on the debug
+#                 kernel (it must be built: make check-debug)
 #   make fuzz-codec  libFuzzer on the wire codec of xiw-wirepeer (clang)
 #   make deb      Debian packages xiw-dkms and ibverbs-provider-xiw in
 #                 build/deb (dpkg-buildpackage, dh-dkms), lintian on them
@@ -34,7 +36,7 @@ SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
 $(BUILD)/selftests/xiw_fabric: SELFTEST_LIBS += -lfabric
 
 .PHONY: all module provider selftests install check run bench clean setup fuzz fuzz-codec \
-	check-debug module-debug deb check-deb
+	check-debug module-debug deb check-deb soak
 
 all: module provider selftests
 
@@ -98,6 +100,9 @@ deb:
 
 check-deb:
 	scripts/deb.sh --check
+
+soak:
+	scripts/soak.sh
 
 # The deframer and header decoders under ASan/UBSan; crashes land in
 # build/fuzz. FUZZ_RUNS=-1 runs until stopped.

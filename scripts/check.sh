@@ -349,8 +349,10 @@ for t in build/selftests/xiw_*; do
 	*) stock+=("$t") ;;
 	esac
 done
-scripts/vm-run.sh -n selftests -t 2400 -- scripts/guest/run_vm.sh "${stock[@]}" \
-	> "$logs/vm.log" 2>&1
+# xiw_soak runs one round of each teardown here (about 70 s under TCG);
+# make soak runs 100 on the debug kernel.
+scripts/vm-run.sh -n selftests -t 2400 -- env XIW_SOAK_ROUNDS=1 \
+	scripts/guest/run_vm.sh "${stock[@]}" > "$logs/vm.log" 2>&1
 stock_verdict vm selftests $? "$logs/vm.log"
 
 echo "== allocation sites traced (QEMU, slub_debug=U, panic_on_warn=1)"

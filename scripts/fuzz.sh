@@ -16,14 +16,8 @@ frames=${XIW_FUZZ_FRAMES:-100000}
 seed=${XIW_FUZZ_SEED:-20261130}
 xiw_prepare
 echo "== campaign: seed $seed, $frames frames (QEMU, panic_on_warn=1)"
-rc=0
-scripts/vm-run.sh -n fuzz -t "${XIW_FUZZ_VM_TIMEOUT:-7200}" -- \
+xiw_vm_campaign fuzz "${XIW_FUZZ_VM_TIMEOUT:-7200}" \
+	"fuzz (start|done)|TCP slab|^(ok|not ok) " \
+	"kernel log clean (seed $seed, $frames frames)" -- \
 	env XIW_FUZZ_FRAMES="$frames" XIW_FUZZ_SEED="$seed" \
-	scripts/guest/run_vm.sh build/selftests/xiw_peer || rc=$?
-out=build/vm/fuzz/output.log
-grep -E "fuzz (start|done)|TCP slab|^(ok|not ok) " "$out" || true
-case $rc in
-0) echo "fuzz: passed, kernel log clean (seed $seed, $frames frames)" ;;
-*) echo "fuzz: FAILED (vm-run.sh exit $rc; logs in build/vm/fuzz)" ;;
-esac
-exit $rc
+	scripts/guest/run_vm.sh build/selftests/xiw_peer

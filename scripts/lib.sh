@@ -44,6 +44,21 @@ xiw_prepare() {
 	scripts/vm-modules.sh "$krel" build/vm/modroot
 }
 
+# Run COMMAND in a guest (scripts/vm-run.sh -n NAME -t SECS), show the
+# lines of its output that match RE, then one line: "NAME: passed, OK" or
+# "NAME: FAILED (...)". Returns vm-run.sh's status. (make fuzz, make soak)
+xiw_vm_campaign() {	# xiw_vm_campaign NAME SECS RE OK -- COMMAND...
+	local name=$1 secs=$2 re=$3 ok=$4 rc=0
+	shift 5
+	scripts/vm-run.sh -n "$name" -t "$secs" -- "$@" || rc=$?
+	grep -E "$re" "build/vm/$name/output.log" || true
+	case $rc in
+	0) echo "$name: passed, $ok" ;;
+	*) echo "$name: FAILED (vm-run.sh exit $rc; logs in build/vm/$name)" ;;
+	esac
+	return $rc
+}
+
 # ---- guest payloads ----
 
 # Refuse to run outside the test VM (scripts/vm-run.sh sets XIW_IN_VM).

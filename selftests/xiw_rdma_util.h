@@ -25,7 +25,10 @@
 #include "xiw_util.h"
 
 #define XR_ADDR		"10.99.0.1"
+/* A program may give itself longer (defining it before the include). */
+#ifndef XR_WAIT_MS
 #define XR_WAIT_MS	10000
+#endif
 /* Private data the client sends with its connect request (MPA-01). */
 #define XR_MAGIC	0x5849574bU	/* "XIWK" */
 
@@ -398,6 +401,7 @@ struct xr_side {
 
 struct xr_pair {
 	struct xr_side srv, cli;
+	struct sockaddr_in to;	/* the client connects here, when set */
 };
 
 /* Queue sizes and the buffer each side registers. */
@@ -410,6 +414,12 @@ struct xr_opts {
 	/* The client's QP is given these remote rights before it connects. */
 	bool cli_access_set;
 	int cli_access;
+	/*
+	 * Receives posted on each QP before it connects (wr_id 0, 1, ...):
+	 * prepost of prepost_len bytes each, from buf offset prepost_off.
+	 */
+	int prepost;
+	size_t prepost_off, prepost_len;
 };
 
 /* The listener and the two event channels, shared by all pairs. */
@@ -512,6 +522,8 @@ xr_reg(struct ibv_pd *pd, size_t len, uint8_t **buf)
 	return mr;
 }
 
+static int xr_recv(struct xr_side *s, uint64_t wr_id, size_t off, size_t len);
+
 static int xr_side_init(struct xr_net *n, struct xr_side *s,
 			struct rdma_cm_id *id, const struct xr_opts *o)
 {
@@ -520,6 +532,7 @@ static int xr_side_init(struct xr_net *n, struct xr_side *s,
 		.cap = { .max_send_wr = o->wr, .max_recv_wr = o->wr,
 			 .max_send_sge = o->sge, .max_recv_sge = o->sge },
 	};
+	size_t i;
 
 	s->id = id;
 	s->pd = ibv_alloc_pd(id->verbs);
@@ -552,6 +565,10 @@ static int xr_side_init(struct xr_net *n, struct xr_side *s,
 	if (!s->mr)
 		return xr_fail(n, "ibv_reg_mr %zu bytes: %s", o->buflen,
 			       strerror(errno));
+	for (i = 0; i < (size_t)o->prepost; i++)
+		if (xr_recv(s, (uint64_t)i, o->prepost_off + i * o->prepost_len,
+			    o->prepost_len))
+			return xr_fail(n, "ibv_post_recv: %s", strerror(errno));
 	return 0;
 }
 
@@ -752,35 +769,40 @@ static int xr_count_established(struct xr_pair *p, int count)
 }
 
 /*
- * Connect count client/server pairs at once through the listener of n.
- * On failure n->err says why; the caller frees with xr_pairs_fini().
+ * Connect count client/server pairs at once through the listener of n,
+ * making here the server ends (srv), the client ends (cli) or both: the
+ * other ends may be another process's. A client connects to its pair's
+ * "to" when that is set, else to the listener of n. On failure n->err
+ * says why; the caller frees with xr_pairs_fini().
  */
 static int __attribute__((unused))
-xr_connect(struct xr_net *n, struct xr_pair *p, int count,
-	   const struct xr_opts *o)
+xr_connect_ends(struct xr_net *n, struct xr_pair *p, int count,
+		const struct xr_opts *o, bool srv, bool cli)
 {
 	long long end = now_ms() + XR_WAIT_MS + 100LL * count;
 	struct rdma_event_channel *ch[2] = { n->cch, n->sch };
 	struct pollfd pf[2] = {
-		{ .fd = n->cch->fd, .events = POLLIN },
-		{ .fd = n->sch->fd, .events = POLLIN },
+		{ .fd = cli ? n->cch->fd : -1, .events = POLLIN },
+		{ .fd = srv ? n->sch->fd : -1, .events = POLLIN },
 	};
+	int i, k, rc, want = (srv + cli) * count;
 	struct rdma_cm_event *ev;
-	int i, k, rc;
 
-	for (i = 0; i < count; i++) {
+	for (i = 0; cli && i < count; i++) {
 		if (rdma_create_id(n->cch, &p[i].cli.id, NULL, RDMA_PS_TCP))
 			return xr_fail(n, "rdma_create_id: %s", strerror(errno));
 		if (rdma_resolve_addr(p[i].cli.id, n->src.sin_family ?
 				      (struct sockaddr *)&n->src : NULL,
+				      p[i].to.sin_family ?
+				      (struct sockaddr *)&p[i].to :
 				      (struct sockaddr *)&n->addr, 2000))
 			return xr_fail(n, "rdma_resolve_addr: %s", strerror(errno));
 	}
-	while (xr_count_established(p, count) < 2 * count) {
+	while (xr_count_established(p, count) < want) {
 		if (now_ms() >= end)
-			return xr_fail(n, "%d of %d ends established in %d ms",
-				       xr_count_established(p, count), 2 * count,
-				       XR_WAIT_MS);
+			return xr_fail(n, "%d of %d ends established in %lld ms",
+				       xr_count_established(p, count), want,
+				       XR_WAIT_MS + 100LL * count);
 		if (poll(pf, 2, (int)(end - now_ms())) <= 0)
 			continue;
 		for (k = 0; k < 2; k++) {
@@ -795,6 +817,14 @@ xr_connect(struct xr_net *n, struct xr_pair *p, int count,
 		}
 	}
 	return 0;
+}
+
+/* Both ends of count pairs here (see xr_connect_ends()). */
+static int __attribute__((unused))
+xr_connect(struct xr_net *n, struct xr_pair *p, int count,
+	   const struct xr_opts *o)
+{
+	return xr_connect_ends(n, p, count, o, true, true);
 }
 
 /* Poll cq until n completions arrived or ms passed; returns how many. */
