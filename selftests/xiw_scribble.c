@@ -1052,16 +1052,32 @@ static const char *const xs_rdma_mods[] = {
 	"[rdma_ucm]",
 };
 
-/* Objects by allocation site of the RDMA modules; -1 without traces. */
-static long xs_traced(char *growth_log, size_t loglen)
+/* Is this alloc_traces line an allocation site in an RDMA module? */
+static bool xs_rdma_site(const char *line)
 {
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(xs_rdma_mods); k++)
+		if (strstr(line, xs_rdma_mods[k]))
+			return true;
+	return false;
+}
+
+#define XS_SLAB_DIR "/sys/kernel/debug/slab/"
+
+/*
+ * Objects by allocation site of the RDMA modules; -1 without traces.
+ * With sites, those sites too, as "#   CACHE/alloc_traces: LINE" lines.
+ */
+static long xs_traced(char *sites, size_t len)
+{
+	size_t i, used = 0;
 	glob_t g;
-	size_t i, k, used = 0;
 	long n = 0;
 
-	if (growth_log && loglen)
-		growth_log[0] = '\0';
-	if (glob("/sys/kernel/debug/slab/*/alloc_traces", 0, NULL, &g))
+	if (sites && len)
+		sites[0] = '\0';
+	if (glob(XS_SLAB_DIR "*/alloc_traces", 0, NULL, &g))
 		return -1;
 	for (i = 0; i < g.gl_pathc; i++) {
 		char line[512];
@@ -1072,15 +1088,12 @@ static long xs_traced(char *growth_log, size_t loglen)
 		while (fgets(line, sizeof(line), f)) {
 			long c = strtol(line, NULL, 10);
 
-			for (k = 0; k < sizeof(xs_rdma_mods) / sizeof(xs_rdma_mods[0]); k++)
-				if (strstr(line, xs_rdma_mods[k]))
-					break;
-			if (k == sizeof(xs_rdma_mods) / sizeof(xs_rdma_mods[0]) || c <= 0)
+			if (c <= 0 || !xs_rdma_site(line))
 				continue;
 			n += c;
-			if (growth_log && used + 200 < loglen)
-				used += snprintf(growth_log + used, loglen - used,
-						 "#   %s: %.150s", g.gl_pathv[i] + 23, line);
+			if (sites && used + 200 < len)
+				used += snprintf(sites + used, len - used, "#   %s: %.150s",
+						 g.gl_pathv[i] + strlen(XS_SLAB_DIR), line);
 		}
 		fclose(f);
 	}
