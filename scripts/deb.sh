@@ -31,20 +31,8 @@ cd "$XIW_REPO"
 DEB_PACKAGES=(dpkg-dev debhelper dh-dkms dkms fakeroot lintian)
 
 deb_setup() {
-	local p st missing=()
 	scripts/setup.sh > /dev/null
-	for p in "${DEB_PACKAGES[@]}"; do
-		st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-		[ "$st" = "install ok installed" ] || missing+=("$p")
-	done
-	[ ${#missing[@]} -gt 0 ] || return 0
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "deb: missing packages: ${missing[*]}; run this as root" >&2
-		return 1
-	fi
-	echo "deb: installing: ${missing[*]}" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-		--no-install-recommends "${missing[@]}" >&2
+	xiw_install_packages deb "${DEB_PACKAGES[@]}"
 }
 
 mode=${1:-}

@@ -38,12 +38,7 @@ log() { echo "debug-kernel: $*" >&2; }
 start=$(date +%s)
 # What building a kernel needs beyond scripts/setup.sh's packages.
 BUILD_PACKAGES=(flex bison bc libelf-dev libssl-dev)
-mapfile -t missing < <(xiw_missing_packages "${BUILD_PACKAGES[@]}")
-if [ ${#missing[@]} -gt 0 ]; then
-	log "installing: ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-		--no-install-recommends "${missing[@]}" >&2
-fi
+xiw_install_packages debug-kernel "${BUILD_PACKAGES[@]}"
 if [ ! -e "$dir/src/.unpacked" ]; then
 	rm -rf "$dir"
 	mkdir -p "$dir/src"

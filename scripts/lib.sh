@@ -32,6 +32,24 @@ xiw_missing_packages() {	# xiw_missing_packages PACKAGE...
 	done
 }
 
+# Install those of the packages that are missing (apt-get, as root); WHO
+# prefixes the messages on stderr. Fails without root if any is missing.
+xiw_install_packages() {	# xiw_install_packages WHO PACKAGE...
+	local who=$1 missing
+	shift
+	mapfile -t missing < <(xiw_missing_packages "$@")
+	[ ${#missing[@]} -gt 0 ] || return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "$who: missing packages: ${missing[*]}; run this as root" >&2
+		return 1
+	fi
+	echo "$who: installing: ${missing[*]}" >&2
+	# The VM boots kernels with its own tiny initramfs; skip Debian's.
+	DEBIAN_FRONTEND=noninteractive INITRD=No apt-get update -q >&2 &&
+		DEBIAN_FRONTEND=noninteractive INITRD=No apt-get install -y -q \
+			--no-install-recommends "${missing[@]}" >&2
+}
+
 # Set up the machine (scripts/setup.sh), build everything, and index the
 # module tree the stock guest installs from. Sets ksrc and krel.
 xiw_prepare() {

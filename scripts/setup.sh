@@ -33,20 +33,7 @@ SRC_PATHS=(
 
 log() { echo "setup: $*" >&2; }
 
-mapfile -t missing < <(xiw_missing_packages "${PACKAGES[@]}")
-
-if [ ${#missing[@]} -gt 0 ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		log "missing packages: ${missing[*]}; run this as root"
-		exit 1
-	fi
-	log "installing: ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	# The VM boots the kernel with its own tiny initramfs; skip Debian's.
-	export INITRD=No
-	apt-get update -q >&2
-	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-fi
+xiw_install_packages setup "${PACKAGES[@]}"
 
 KREL=$("$(dirname "$0")/kernel-release.sh")
 log "kernel release $KREL"
