@@ -19,6 +19,7 @@
 #include <rdma/iw_cm.h>
 #include <rdma/xiw-abi.h>
 
+#include "xiw_compat.h"
 #include "xiw_wire.h"
 #include "xiw_counters.h"
 
@@ -375,9 +376,7 @@ int xiw_rqe_post(struct xiw_ring *ring, u32 max_sge,
 int xiw_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void xiw_mmap_free(struct rdma_user_mmap_entry *rdma);
 
-/* xiw_cq.c */
-int xiw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		  struct ib_udata *udata);
+/* xiw_cq.c (xiw_create_cq(): xiw_compat.h) */
 int xiw_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 void xiw_cq_add(struct xiw_cq *cq, const struct xiw_cqe *cqe);
 

@@ -110,6 +110,8 @@ void xiw_zc_callback(struct sk_buff *skb, struct ubuf_info *u,
 	rcu_read_unlock();
 }
 
+XIW_UBUF_OPS(xiw_zc_ubuf_ops, xiw_zc_callback);
+
 /*
  * Does zero-copy pay on the socket's route? It must leave the host, and
  * its device must gather (SG) and checksum: without checksum offload the
@@ -166,7 +168,7 @@ void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 	z = xiw_fault(XIW_FAULT_ZC_MSG) ? NULL : kzalloc(sizeof(*z), GFP_KERNEL);
 	if (!z)
 		return;		/* copied instead */
-	z->u.callback = xiw_zc_callback;
+	xiw_ubuf_set_ops(&z->u, &xiw_zc_ubuf_ops);
 	z->u.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 	refcount_set(&z->u.refcnt, 1);
 	refcount_inc(&tx->zc_ctx->ref);

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * The kernel interfaces that differ between the kernels xiw builds for
+ * (Debian 12's 6.1, Debian 13's 6.12), each in one place. The Makefile
+ * tells them apart by the headers' declarations and defines XIW_HAVE_*;
+ * the code elsewhere uses only what this file defines.
+ */
+#ifndef XIW_COMPAT_H
+#define XIW_COMPAT_H
+
+#include <linux/skbuff.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+/*
+ * Zero-copy transmit: a ubuf_info names its completion function through
+ * a table of operations (6.12) or a member of its own (6.1). xiw keeps
+ * the table form; XIW_UBUF_OPS() defines one, xiw_ubuf_set_ops() points
+ * a ubuf_info at it.
+ */
+#ifdef XIW_HAVE_UBUF_INFO_OPS
+#define XIW_UBUF_OPS(name, fn)						\
+	static const struct ubuf_info_ops name = { .complete = (fn) }
+#define xiw_ubuf_set_ops(u, table) ((u)->ops = (table))
+#else
+struct xiw_ubuf_ops {
+	void (*complete)(struct sk_buff *skb, struct ubuf_info *u,
+			 bool zerocopy_success);
+};
+
+#define XIW_UBUF_OPS(name, fn)						\
+	static const struct xiw_ubuf_ops name = { .complete = (fn) }
+#define xiw_ubuf_set_ops(u, table) ((u)->callback = (table)->complete)
+#endif
+
+/*
+ * create_cq receives the uverbs attribute bundle, NULL for a kernel
+ * consumer, where it used to receive the udata: the driver's entry point
+ * keeps the udata form, XIW_CREATE_CQ is what the device ops name.
+ */
+int xiw_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		  struct ib_udata *udata);
+#ifdef XIW_HAVE_CREATE_CQ_ATTRS
+static inline int xiw_create_cq_attrs(struct ib_cq *ibcq,
+				      const struct ib_cq_init_attr *attr,
+				      struct uverbs_attr_bundle *attrs)
+{
+	return xiw_create_cq(ibcq, attr, attrs ? &attrs->driver_udata : NULL);
+}
+
+#define XIW_CREATE_CQ xiw_create_cq_attrs
+#else
+#define XIW_CREATE_CQ xiw_create_cq
+#endif
+
+#endif /* XIW_COMPAT_H */
