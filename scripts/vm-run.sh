@@ -55,10 +55,10 @@ done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || { echo "vm-run: no command given" >&2; exit 2; }
 
-# Modules the initramfs needs to reach the 9p root and build the overlay,
-# in dependency order (insmod does not resolve dependencies).
-INITRD_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev
-virtio_pci netfs fscache 9pnet 9pnet_virtio 9p overlay"
+# What the initramfs needs to reach the 9p root and build the overlay;
+# modprobe resolves their dependencies for the kernel booted (which are
+# built in and which modules differs between kernels).
+INITRD_MODULES="virtio_pci 9pnet_virtio 9p overlay"
 CPU=max
 APPEND="console=ttyS0 loglevel=4 panic=-1 panic_on_warn=1 oops=panic softlockup_panic=1 hung_task_panic=1 printk.devkmsg=on"
 if [ -n "$kdir" ]; then
@@ -88,22 +88,32 @@ out=$vmdir/$name
 initrd=$vmdir/initramfs-$krel.cpio.gz
 
 build_initrd() {
-	local tmp m f
+	local tmp m f what
 	tmp=$(mktemp -d)
 	mkdir -p "$tmp/bin" "$tmp/mod" "$tmp/proc" "$tmp/sys" "$tmp/dev" \
 		"$tmp/lower" "$tmp/rw" "$tmp/newroot"
 	cp /bin/busybox "$tmp/bin/busybox"
 	ln -s busybox "$tmp/bin/sh"
 	: > "$tmp/mod/order"	# stays empty for the debug kernel
-	for m in $INITRD_MODULES; do
-		f=$(modinfo -k "$krel" -n "$m")
-		case $f in
-		*.ko) cp "$f" "$tmp/mod/$m.ko" ;;
-		*.ko.xz) xz -dc "$f" > "$tmp/mod/$m.ko" ;;
-		*) echo "vm-run: module $m not found for $krel" >&2; exit 1 ;;
-		esac
-		echo "$m" >> "$tmp/mod/order"
-	done
+	if [ -n "$INITRD_MODULES" ]; then
+		# "insmod PATH" in load order, "builtin NAME" for built-ins;
+		# a module shared by two of them is listed twice.
+		modprobe -S "$krel" --show-depends -a $INITRD_MODULES > "$tmp/deps" ||
+			{ echo "vm-run: modules for the initramfs missing for $krel" >&2; exit 1; }
+		while read -r what f; do
+			[ "$what" = insmod ] || continue
+			m=${f##*/}
+			m=${m%%.ko*}
+			[ ! -e "$tmp/mod/$m.ko" ] || continue
+			case $f in
+			*.ko) cp "$f" "$tmp/mod/$m.ko" ;;
+			*.ko.xz) xz -dc "$f" > "$tmp/mod/$m.ko" ;;
+			*) echo "vm-run: cannot read module $f" >&2; exit 1 ;;
+			esac
+			echo "$m" >> "$tmp/mod/order"
+		done < "$tmp/deps"
+		rm "$tmp/deps"
+	fi
 	cp "$here/guest/initramfs-init" "$tmp/init"
 	chmod +x "$tmp/init"
 	mkdir -p "$vmdir"	# two runs may build at once (vm-pair.sh): own temp file
