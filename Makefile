@@ -6,6 +6,7 @@
 #   make check-debug  every VM selftest on the debug kernel (KASAN,
 #                 lockdep, kmemleak; the kernel is built once)
 #   make module-debug  xiw.ko for the debug kernel, in build/debug/
+#   make module-at  xiw.ko for another kernel (AT_KDIR), in AT_OUT
 #   make run      set-up, build, boot a VM and show xiw0 at work
 #   make bench    set-up, build, perftest xiw vs siw vs TCP in a VM
 #   make fuzz    the long hostile-input campaign against xiw in a VM
@@ -36,7 +37,7 @@ SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
 $(BUILD)/selftests/xiw_fabric: SELFTEST_LIBS += -lfabric
 
 .PHONY: all module provider selftests install check run bench clean setup fuzz fuzz-codec \
-	check-debug module-debug deb check-deb soak
+	check-debug module-debug module-at deb check-deb soak
 
 all: module provider selftests
 
@@ -55,24 +56,31 @@ $(BUILD)/selftests/%: selftests/%.c selftests/xiw_util.h selftests/xiw_rdma_util
 	@mkdir -p $(dir $@)
 	$(CC) $(SELFTEST_CFLAGS) -o $@ $< $(SELFTEST_LIBS)
 
-# xiw.ko for the debug kernel (scripts/debug-kernel.sh; DEBUG_KDIR is its
-# directory), built from a copy of the sources in build/debug/xiw-src:
-# kbuild writes its objects next to the sources, and building in the tree
-# would replace the production xiw.ko and its objects. cp -p keeps the
-# times, so an unchanged file is not rebuilt. siw needs no such build: the
-# debug kernel builds its own (CONFIG_RDMA_SIW=m).
+# xiw.ko for another kernel than KREL's, into OUT/xiw.ko, built from a
+# copy of the sources in OUT/xiw-src: kbuild writes its objects next to
+# the sources, and building in the tree would replace KREL's xiw.ko and
+# its objects. cp -p keeps the times, so an unchanged file is not rebuilt.
+#   make module-at AT_KDIR=<kernel build tree> AT_OUT=<directory>
+# make check builds its 6.12 lane's module this way, make module-debug
+# the debug kernel's (scripts/debug-kernel.sh; DEBUG_KDIR is its
+# directory). siw needs no such build there: the debug kernel builds its
+# own (CONFIG_RDMA_SIW=m).
+module-at:
+	@test -n "$(AT_KDIR)" && test -n "$(AT_OUT)" || \
+		{ echo "usage: make module-at AT_KDIR=DIR AT_OUT=DIR"; exit 1; }
+	@mkdir -p $(AT_OUT)/xiw-src/drivers/infiniband/sw/xiw $(AT_OUT)/xiw-src/include/uapi/rdma
+	@cp -p Kbuild $(AT_OUT)/xiw-src/
+	@cp -p drivers/infiniband/sw/xiw/Makefile $(wildcard drivers/infiniband/sw/xiw/*.[ch]) \
+		$(AT_OUT)/xiw-src/drivers/infiniband/sw/xiw/
+	@cp -p include/uapi/rdma/*.h $(AT_OUT)/xiw-src/include/uapi/rdma/
+	$(MAKE) -C $(AT_KDIR) M=$(abspath $(AT_OUT))/xiw-src W=1 modules
+	cp $(AT_OUT)/xiw-src/drivers/infiniband/sw/xiw/xiw.ko $(AT_OUT)/xiw.ko
+
 DEBUG_KDIR ?= $(shell scripts/debug-kernel.sh --cached)
-DEBUG_SRC := $(BUILD)/debug/xiw-src
 module-debug:
 	@test -n "$(DEBUG_KDIR)" || \
 		{ echo "no debug kernel built: make check-debug builds it"; exit 1; }
-	@mkdir -p $(DEBUG_SRC)/drivers/infiniband/sw/xiw $(DEBUG_SRC)/include/uapi/rdma
-	@cp -p Kbuild $(DEBUG_SRC)/
-	@cp -p drivers/infiniband/sw/xiw/Makefile $(wildcard drivers/infiniband/sw/xiw/*.[ch]) \
-		$(DEBUG_SRC)/drivers/infiniband/sw/xiw/
-	@cp -p include/uapi/rdma/*.h $(DEBUG_SRC)/include/uapi/rdma/
-	$(MAKE) -C $(DEBUG_KDIR)/build M=$(DEBUG_SRC) W=1 modules
-	cp $(DEBUG_SRC)/drivers/infiniband/sw/xiw/xiw.ko $(BUILD)/debug/xiw.ko
+	$(MAKE) module-at AT_KDIR=$(DEBUG_KDIR)/build AT_OUT=$(BUILD)/debug
 
 install: all
 	scripts/install.sh $(KREL)

@@ -50,6 +50,11 @@ DEBUG_ALL_VM_TIMEOUT=${XIW_DEBUG_VM_TIMEOUT:-7200}
 # others, so that lockdep watches every program that does not load siw,
 # and each of these up to siw's report.
 SIW_SUITES="xiw_interop xiw_tools"
+# What the 6.12 lane runs: about half of the stock run's time, chosen to
+# cover what the kernel interfaces that differ reach (CQ creation,
+# zero-copy transmit) and the kernel's own pieces under xiw (rdma_cm,
+# iw_cm, TCP, netdev and module life, the kernel ULPs), and siw across.
+LANE2_SUITES=${XIW_LANE2_SUITES:-"xiw_verbs xiw_uverbs xiw_counters xiw_rdma xiw_interop xiw_link xiw_module xiw_teardown xiw_nvme"}
 EXPECTED_SKIPS=${XIW_EXPECTED_SKIPS:-$repo/scripts/expected-skips}
 if [ -n "$parse_only" ]; then
 	:
@@ -252,7 +257,14 @@ if ! ksrc=$(scripts/setup.sh 2> "$logs/setup.log" | tail -n 1); then
 	result fail "set-up (scripts/setup.sh)" "$logs/setup.log"
 	summary
 fi
-krel=$(scripts/kernel-release.sh)
+# Two kernels (scripts/setup.sh installs both): Debian 12's own 6.1,
+# where everything runs, and the 6.12 series of Debian 13 and of Debian
+# 12's backports (LANE2_SUITES, below).
+if ! krel=$(scripts/kernel-release.sh --series 6.1 2> "$logs/krel.log") ||
+   ! krel2=$(scripts/kernel-release.sh --series 6.12 2>> "$logs/krel.log"); then
+	result fail "set-up: the 6.1 and 6.12 kernels (scripts/kernel-release.sh)" "$logs/krel.log"
+	summary
+fi
 export KSRC=$ksrc KREL=$krel
 
 if [ -n "$debug_only" ]; then
@@ -389,5 +401,31 @@ case $pair_rc in
 0|1) result pass "vm pair: kernel logs clean (no WARNING/BUG/Oops/hung task)" ;;
 *) result fail "vm pair: run failed (vm-pair.sh exit $pair_rc; logs in build/vm/pair-{a,b})" "$logs/vm-pair.log" ;;
 esac
-echo "== logs: build/check, build/vm/selftests, build/vm/traced, build/vm/pair-{a,b}"
+echo "== the 6.12 kernel ($krel2): build, lint, VM selftests (QEMU, panic_on_warn=1)"
+# The kernel interfaces xiw uses changed between 6.1 and 6.12
+# (xiw_compat.h): the module must build clean against both and work on
+# both. The guest runs LANE2_SUITES, Debian 12's user space on the 6.12
+# kernel; its module tree goes next to 6.1's in build/vm/modroot.
+k2=build/k$krel2
+step "6.12: build: xiw.ko against $krel2 (W=1, no warnings)" \
+	no_diagnostics "$logs/kbuild-6.12.out" \
+	make module-at AT_KDIR="/lib/modules/$krel2/build" AT_OUT="$k2"
+step "6.12: lint: sparse (make C=2)" no_diagnostics "$logs/sparse-6.12.out" \
+	make -C "/lib/modules/$krel2/build" M="$repo/$k2/xiw-src" C=2 CHECK=sparse W=1 modules
+step "6.12: build: siw.ko (scripts/siw-build.sh, linux-source-6.12)" \
+	scripts/siw-build.sh "$krel2"
+if [ -e "$k2/xiw.ko" ] &&
+   scripts/vm-modules.sh "$krel2" build/vm/modroot "$k2/xiw.ko" > "$logs/vm-modules-6.12.log" 2>&1; then
+	lane2=()
+	for s in $LANE2_SUITES; do
+		[ -e "selftests/$s.c" ] && lane2+=("build/selftests/$s")
+	done
+	KREL=$krel2 scripts/vm-run.sh -n selftests-6.12 -t 1800 -- env XIW_SOAK_ROUNDS=1 \
+		scripts/guest/run_vm.sh "${lane2[@]}" > "$logs/vm-6.12.log" 2>&1
+	stock_verdict "vm 6.12" selftests-6.12 $? "$logs/vm-6.12.log"
+else
+	result fail "vm 6.12: module index for the guest" "$logs/vm-modules-6.12.log"
+fi
+
+echo "== logs: build/check, build/vm/selftests, build/vm/traced, build/vm/selftests-6.12, build/vm/pair-{a,b}"
 summary

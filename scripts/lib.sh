@@ -106,13 +106,13 @@ xiw_guest_install() {	# xiw_guest_install MODULE...
 }
 
 # The siw.ko the guest uses as the reference peer: the debug kernel's own,
-# or the one scripts/siw-build.sh built for the stock kernel. The selftests
-# find it through XIW_SIW_KO.
+# or the one scripts/siw-build.sh built for the stock kernel booted. The
+# selftests find it through XIW_SIW_KO.
 xiw_siw_ko() {
 	if [ -n "${XIW_VM_KDIR:-}" ]; then
 		echo "$XIW_VM_KDIR/root/lib/modules/$(uname -r)/kernel/drivers/infiniband/sw/siw/siw.ko"
 	else
-		echo "$XIW_REPO/build/siw/siw.ko"
+		echo "$XIW_REPO/build/siw/$(uname -r)/siw.ko"
 	fi
 }
 

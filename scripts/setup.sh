@@ -5,6 +5,11 @@
 # unpack the parts of the kernel source tree we use. Idempotent: a second
 # run only checks, which takes a few seconds. Needs root (apt-get).
 #
+# Two kernels: Debian 12's own 6.1, and the 6.12 series Debian 13 ships
+# and Debian 12 carries too (bookworm-security, bookworm-backports): its
+# newest image and headers, unless a 6.12 kernel with headers is already
+# installed, and its source's siw (make check's second lane).
+#
 # Prints the cache directory holding the unpacked kernel source on its
 # last line of stdout, for the Makefile.
 set -euo pipefail
@@ -35,18 +40,36 @@ log() { echo "setup: $*" >&2; }
 
 xiw_install_packages setup "${PACKAGES[@]}"
 
-KREL=$("$(dirname "$0")/kernel-release.sh")
-log "kernel release $KREL"
-
-srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-cache=/var/cache/xiw/linux-source-$srcver
-if [ ! -e "$cache/.complete" ]; then
-	log "unpacking kernel source parts into $cache"
-	rm -rf "$cache"
-	mkdir -p "$cache"
-	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$cache" \
-		--strip-components=1 \
-		"${SRC_PATHS[@]/#/linux-source-6.1/}" >&2
-	touch "$cache/.complete"
+# The 6.12 kernel: an installed one, else the newest apt offers.
+if ! krel612=$("$(dirname "$0")/kernel-release.sh" --series 6.12 2>/dev/null); then
+	krel612=$(apt-cache pkgnames linux-headers-6.12. |
+		grep -E '^linux-headers-6\.12\.[0-9]+\+deb[0-9]+-amd64$' |
+		sed 's/^linux-headers-//' | sort -V | tail -n 1)
+	[ -n "$krel612" ] ||
+		{ log "no linux-headers-6.12.*-amd64 in the apt sources"; exit 1; }
 fi
-echo "$cache"
+xiw_install_packages setup "linux-image-$krel612" "linux-headers-$krel612" \
+	linux-source-6.12
+log "kernel releases $("$(dirname "$0")/kernel-release.sh" --series 6.1)" \
+	"and $krel612"
+
+# Unpack PATH... of linux-source-SERIES into /var/cache/xiw (once per
+# source version) and print the directory.
+unpack() {	# unpack SERIES PATH...
+	local series=$1 srcver cache
+	shift
+	srcver=$(dpkg-query -W -f='${Version}' "linux-source-$series")
+	cache=/var/cache/xiw/linux-source-$srcver
+	if [ ! -e "$cache/.complete" ]; then
+		log "unpacking kernel source parts into $cache"
+		rm -rf "$cache"
+		mkdir -p "$cache"
+		tar -xJf "/usr/src/linux-source-$series.tar.xz" -C "$cache" \
+			--strip-components=1 \
+			"${@/#/linux-source-$series/}" >&2
+		touch "$cache/.complete"
+	fi
+	echo "$cache"
+}
+unpack 6.12 drivers/infiniband/sw/siw > /dev/null
+unpack 6.1 "${SRC_PATHS[@]}"

@@ -6,7 +6,11 @@
 # native depmod. depmod inside the emulated guest reads every module over
 # 9p and takes minutes; here it takes a second. The guest then copies the
 # index files (scripts/install.sh --prepared DIR).
-#   scripts/vm-modules.sh KREL OUTDIR
+#   scripts/vm-modules.sh KREL OUTDIR [XIW-KO]
+#
+# XIW-KO is the module to install, built for KREL (default: the tree's,
+# drivers/infiniband/sw/xiw/xiw.ko). OUTDIR may hold the trees of several
+# releases (make check's two kernels); only KREL's is replaced.
 #
 # With XIW_VM_KDIR=DIR (the debug kernel of scripts/debug-kernel.sh) the
 # tree mirrors DIR/root/lib/modules/KREL instead and updates/xiw.ko is
@@ -20,17 +24,19 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 krel=$1
 root=$2
+ko=${3:-}
 mods=$root/lib/modules/$krel
 if [ -n "${XIW_VM_KDIR:-}" ]; then
 	src=$XIW_VM_KDIR/root/lib/modules/$krel
-	ko=$repo/build/debug/xiw.ko
+	ko=${ko:-$repo/build/debug/xiw.ko}
 else
 	src=/lib/modules/$krel
-	ko=$repo/drivers/infiniband/sw/xiw/xiw.ko
+	ko=${ko:-$repo/drivers/infiniband/sw/xiw/xiw.ko}
 fi
+ko=$(realpath -m "$ko")
 [ -d "$src" ] || { echo "vm-modules: $src missing" >&2; exit 1; }
 [ -e "$ko" ] || { echo "vm-modules: $ko not built" >&2; exit 1; }
-rm -rf "$root"
+rm -rf "$mods"
 mkdir -p "$mods/updates"
 for f in "$src"/*; do
 	case ${f##*/} in

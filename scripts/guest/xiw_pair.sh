@@ -11,7 +11,7 @@
 # - rping with data validation, ib_{write,read,send}_bw -R at 64 KiB,
 #   ib_write_lat -R, qperf -cm1 rc_bw/rc_lat/rc_rdma_{read,write}_bw;
 # - the same but qperf with the kernel's siw serving on a
-#   (build/siw/siw.ko): xiw and siw across a real link;
+#   (build/siw/KREL/siw.ko): xiw and siw across a real link;
 # - the link pulled on a under an rping stream: both ends fail the stream
 #   and drop their QPs within the bound of admin-guide.rst (V-06),
 #   ka_idle_s + 15 s, with ka_idle_s = 5 here;
