@@ -30,7 +30,7 @@ esac
 # cached: those that feed the kernel hostile input or tear objects down
 # mid-flight, where memory and locking bugs hide. One without a source
 # file (not built) is left out.
-DEBUG_SUITES="xiw_peer xiw_scribble xiw_link xiw_module xiw_teardown xiw_fault"
+DEBUG_SUITES="xiw_peer xiw_scribble xiw_link xiw_module xiw_teardown xiw_netns xiw_fault"
 # Selftests that only a kernel with fault injection can run: left out of
 # the stock kernel's run (every test of theirs would skip there).
 DEBUG_ONLY="xiw_fault"
@@ -54,7 +54,7 @@ SIW_SUITES="xiw_interop xiw_tools"
 # cover what the kernel interfaces that differ reach (CQ creation,
 # zero-copy transmit) and the kernel's own pieces under xiw (rdma_cm,
 # iw_cm, TCP, netdev and module life, the kernel ULPs), and siw across.
-LANE2_SUITES=${XIW_LANE2_SUITES:-"xiw_verbs xiw_uverbs xiw_counters xiw_rdma xiw_interop xiw_link xiw_module xiw_teardown xiw_nvme"}
+LANE2_SUITES=${XIW_LANE2_SUITES:-"xiw_verbs xiw_uverbs xiw_counters xiw_rdma xiw_interop xiw_link xiw_module xiw_teardown xiw_netns xiw_nvme"}
 EXPECTED_SKIPS=${XIW_EXPECTED_SKIPS:-$repo/scripts/expected-skips}
 if [ -n "$parse_only" ]; then
 	:
