@@ -252,6 +252,31 @@ stock_verdict() {	# stock_verdict PREFIX NAME VM-RUN-EXIT LOG
 	esac
 }
 
+# The provider's host tests (CTest over BUILD-DIR), one result each named
+# "PREFIX: TEST". -V: a skipped test's reason is in its output (gtest:
+# "FILE:LINE: Skipped" and the message), which ctest prints as "N: ..."
+# lines. A test ctest could not run ("Not Run": its executable is
+# missing) fails. CTEST-COMMAND runs ctest elsewhere (a chroot).
+ctest_results() {	# ctest_results BUILD-DIR PREFIX LOG [CTEST-COMMAND...]
+	local dir=$1 prefix=$2 log=$3 line num name why
+	shift 3
+	[ $# -gt 0 ] || set -- ctest
+	"$@" --test-dir "$dir" -V --output-on-failure > "$log" 2>&1
+	while IFS= read -r line; do
+		num=$(sed -E 's/^ *[0-9]+\/[0-9]+ Test +#([0-9]+):.*/\1/' <<< "$line")
+		name=$(sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*/\1/' <<< "$line")
+		case $line in
+		*" Passed"*) result pass "$prefix: $name" ;;
+		*Skipped*)
+			why=$(sed -n "/^$num: .*: Skipped\$/{n;s/^$num: //p;q}" "$log")
+			result skip "$prefix: $name" "$why" ;;
+		*) result fail "$prefix: $name" "$log" ;;
+		esac
+	done < <(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$log")
+	grep -qE '^ *[0-9]+/[0-9]+ Test +#' "$log" ||
+		result fail "$prefix: ctest ran no test" "$log"
+}
+
 echo "== set-up"
 if ! ksrc=$(scripts/setup.sh 2> "$logs/setup.log" | tail -n 1); then
 	result fail "set-up (scripts/setup.sh)" "$logs/setup.log"
@@ -332,23 +357,7 @@ step "lint: clang-tidy (userspace)" cmake --build build/userspace --target tidy
 step "lint: references (scripts/check-refs.py)" scripts/check-refs.py
 
 echo "== host tests (ctest, scripts/lib-test.sh)"
-# -V: a skipped test's reason is in its output (gtest: "FILE:LINE:
-# Skipped" and the message), which ctest prints as "N: ..." lines. A test
-# ctest could not run ("Not Run": its executable is missing) fails.
-ctest --test-dir build/userspace -V --output-on-failure > "$logs/ctest.log" 2>&1
-while IFS= read -r line; do
-	num=$(sed -E 's/^ *[0-9]+\/[0-9]+ Test +#([0-9]+):.*/\1/' <<< "$line")
-	name=$(sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*/\1/' <<< "$line")
-	case $line in
-	*" Passed"*) result pass "host: $name" ;;
-	*Skipped*)
-		why=$(sed -n "/^$num: .*: Skipped\$/{n;s/^$num: //p;q}" "$logs/ctest.log")
-		result skip "host: $name" "$why" ;;
-	*) result fail "host: $name" "$logs/ctest.log" ;;
-	esac
-done < <(grep -E '^ *[0-9]+/[0-9]+ Test +#' "$logs/ctest.log")
-grep -qE '^ *[0-9]+/[0-9]+ Test +#' "$logs/ctest.log" ||
-	result fail "host: ctest ran no test" "$logs/ctest.log"
+ctest_results build/userspace host "$logs/ctest.log"
 step "host: kernel-log verdict and TAP reading (scripts/lib-test.sh)" scripts/lib-test.sh
 
 echo "== VM selftests (QEMU, panic_on_warn=1)"
@@ -401,7 +410,7 @@ case $pair_rc in
 0|1) result pass "vm pair: kernel logs clean (no WARNING/BUG/Oops/hung task)" ;;
 *) result fail "vm pair: run failed (vm-pair.sh exit $pair_rc; logs in build/vm/pair-{a,b})" "$logs/vm-pair.log" ;;
 esac
-echo "== the 6.12 kernel ($krel2): build, lint, VM selftests (QEMU, panic_on_warn=1)"
+echo "== the 6.12 kernel ($krel2) and Debian 13: build, lint, host tests, VM selftests"
 # The kernel interfaces xiw uses changed between 6.1 and 6.12
 # (xiw_compat.h): the module must build clean against both and work on
 # both. The guest runs LANE2_SUITES, Debian 12's user space on the 6.12
@@ -414,6 +423,21 @@ step "6.12: lint: sparse (make C=2)" no_diagnostics "$logs/sparse-6.12.out" \
 	make -C "/lib/modules/$krel2/build" M="$repo/$k2/xiw-src" C=2 CHECK=sparse W=1 modules
 step "6.12: build: siw.ko (scripts/siw-build.sh, linux-source-6.12)" \
 	scripts/siw-build.sh "$krel2"
+# Debian 13's user space: the provider built, and its host tests run,
+# against rdma-core 56 in a Debian 13 root (scripts/debian13-root.sh,
+# made once per machine).
+if d13=$(scripts/debian13-root.sh 2> "$logs/debian13-root.log" | tail -n 1) &&
+   [ -n "$d13" ]; then
+	result pass "debian 13: root with rdma-core 56 ($d13)"
+	step "debian 13: build: provider against rdma-core 56 (-Werror)" \
+		scripts/debian13-root.sh --run sh -c \
+		'cmake -S userspace -B build/d13/userspace -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+		 cmake --build build/d13/userspace -j2'
+	ctest_results build/d13/userspace "debian 13" "$logs/ctest-d13.log" \
+		scripts/debian13-root.sh --run ctest
+else
+	result fail "debian 13: root (scripts/debian13-root.sh)" "$logs/debian13-root.log"
+fi
 if [ -e "$k2/xiw.ko" ] &&
    scripts/vm-modules.sh "$krel2" build/vm/modroot "$k2/xiw.ko" > "$logs/vm-modules-6.12.log" 2>&1; then
 	lane2=()
