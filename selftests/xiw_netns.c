@@ -33,7 +33,7 @@
 #define XN_ADDR_A	"10.77.0.1"
 #define XN_ADDR_B	"10.77.0.2"
 #define XN_PORT		7181
-#define XN_WAIT_MS	30000
+#define XN_WAIT_MS	60000
 
 FIXTURE(ns) {
 	pid_t srv;		/* server in XN_A, its own process group */
@@ -78,7 +78,6 @@ static pid_t xn_start(const char *ns, const char *log, const char *fmt, ...)
 {
 	char cmd[512], full[768];
 	va_list ap;
-	pid_t pid;
 
 	va_start(ap, fmt);
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
@@ -86,14 +85,7 @@ static pid_t xn_start(const char *ns, const char *log, const char *fmt, ...)
 	snprintf(full, sizeof(full),
 		 "exec ip netns exec %s timeout -k 2 120 %s >%s 2>&1 </dev/null",
 		 ns, cmd, log);
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		setpgid(0, 0);
-		execl("/bin/sh", "sh", "-c", full, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	return xsh_spawn(full);
 }
 
 static void xn_kill(pid_t *pid)
@@ -221,10 +213,10 @@ TEST_F_TIMEOUT(ns, rping_across, 400)
 	self->srv = xn_start(XN_A, log, "rping -s -a " XN_ADDR_A " -p %d -C 50 -v",
 			     XN_PORT);
 	ASSERT_LT(0, self->srv);
-	ASSERT_TRUE(WAIT_UNTIL(xn_listening(XN_A, XN_PORT), 10000))
+	ASSERT_TRUE(WAIT_UNTIL(xn_listening(XN_A, XN_PORT), XN_WAIT_MS))
 		xn_show(log);
 	rc = xsh(self->out, sizeof(self->out),
-		 "ip netns exec " XN_B " timeout -k 2 60 rping -c -a " XN_ADDR_A
+		 "ip netns exec " XN_B " timeout -k 2 120 rping -c -a " XN_ADDR_A
 		 " -p %d -C 50 -v", XN_PORT);
 	if (rc)
 		fprintf(stderr, "# client:\n%s\n", self->out);
@@ -264,10 +256,10 @@ TEST_F_TIMEOUT(ns, write_bw_across, 400)
 	self->srv = xn_start(XN_A, log, "ib_write_bw -R -F -d " XN_DEVA
 			     " -p %d -s 65536 -n 200", XN_PORT);
 	ASSERT_LT(0, self->srv);
-	ASSERT_TRUE(WAIT_UNTIL(xn_listening(XN_A, XN_PORT), 10000))
+	ASSERT_TRUE(WAIT_UNTIL(xn_listening(XN_A, XN_PORT), XN_WAIT_MS))
 		xn_show(log);
 	rc = xsh(self->out, sizeof(self->out),
-		 "ip netns exec " XN_B " timeout -k 2 60 ib_write_bw -R -F -d " XN_DEVB
+		 "ip netns exec " XN_B " timeout -k 2 120 ib_write_bw -R -F -d " XN_DEVB
 		 " -p %d -s 65536 -n 200 " XN_ADDR_A, XN_PORT);
 	if (rc)
 		fprintf(stderr, "# client:\n%s\n", self->out);
@@ -294,7 +286,7 @@ TEST_F_TIMEOUT(ns, netns_delete_under_traffic, 500)
 	self->srv = xn_start(XN_A, slog, "ib_write_bw -R -F -d " XN_DEVA
 			     " -p %d -s 65536 -D 100", XN_PORT);
 	ASSERT_LT(0, self->srv);
-	ASSERT_TRUE(WAIT_UNTIL(xn_listening(XN_A, XN_PORT), 10000))
+	ASSERT_TRUE(WAIT_UNTIL(xn_listening(XN_A, XN_PORT), XN_WAIT_MS))
 		xn_show(slog);
 	self->cli = xn_start(XN_B, clog, "ib_write_bw -R -F -d " XN_DEVB
 			     " -p %d -s 65536 -D 100 " XN_ADDR_A, XN_PORT);

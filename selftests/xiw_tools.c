@@ -110,13 +110,7 @@ static pid_t start_server(struct run *self, int secs, int port,
 	va_end(ap);
 	snprintf(full, sizeof(full), "exec timeout -k 2 %d %s >%s 2>&1 </dev/null",
 		 secs, cmd, self->log);
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		setpgid(0, 0);
-		execl("/bin/sh", "sh", "-c", full, (char *)NULL);
-		_exit(127);
-	}
+	pid = xsh_spawn(full);
 	self->srv = pid;
 	if (pid > 0)
 		WAIT_UNTIL(listening(port) || waitpid(pid, NULL, WNOHANG) == pid,

@@ -62,6 +62,21 @@ xsh(char *out, size_t len, const char *fmt, ...)
 
 #define sh(...) xsh(NULL, 0, __VA_ARGS__)
 
+/* Start "sh -c CMD" in a process group of its own: its pid, or -1. */
+static pid_t __attribute__((unused)) xsh_spawn(const char *cmd)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
 /* Read a small text file, without its trailing newline. -errno on error. */
 static int __attribute__((unused))
 read_text(const char *path, char *buf, size_t len)
