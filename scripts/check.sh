@@ -50,11 +50,13 @@ DEBUG_ALL_VM_TIMEOUT=${XIW_DEBUG_VM_TIMEOUT:-7200}
 # others, so that lockdep watches every program that does not load siw,
 # and each of these up to siw's report.
 SIW_SUITES="xiw_interop xiw_tools"
-# What the 6.12 lane runs: about half of the stock run's time, chosen to
-# cover what the kernel interfaces that differ reach (CQ creation,
-# zero-copy transmit) and the kernel's own pieces under xiw (rdma_cm,
-# iw_cm, TCP, netdev and module life, the kernel ULPs), and siw across.
-LANE2_SUITES=${XIW_LANE2_SUITES:-"xiw_verbs xiw_uverbs xiw_counters xiw_rdma xiw_interop xiw_link xiw_module xiw_teardown xiw_netns xiw_nvme"}
+# What the 6.12 lane's guest (Debian 13's user space) runs: about half of
+# the stock run's time, chosen to cover what the kernel interfaces that
+# differ reach (CQ creation, zero-copy transmit), the kernel's own pieces
+# under xiw (rdma_cm, iw_cm, TCP, netdev, namespaces and module life, a
+# kernel ULP) and Debian 13's own programs (rping, ucmatose, perftest,
+# qperf; against 6.12's siw too).
+LANE2_SUITES=${XIW_LANE2_SUITES:-"xiw_verbs xiw_uverbs xiw_counters xiw_rdma xiw_link xiw_module xiw_teardown xiw_netns xiw_nvme xiw_tools"}
 EXPECTED_SKIPS=${XIW_EXPECTED_SKIPS:-$repo/scripts/expected-skips}
 if [ -n "$parse_only" ]; then
 	:
@@ -413,8 +415,9 @@ esac
 echo "== the 6.12 kernel ($krel2) and Debian 13: build, lint, host tests, VM selftests"
 # The kernel interfaces xiw uses changed between 6.1 and 6.12
 # (xiw_compat.h): the module must build clean against both and work on
-# both. The guest runs LANE2_SUITES, Debian 12's user space on the 6.12
-# kernel; its module tree goes next to 6.1's in build/vm/modroot.
+# both. The guest boots 6.12 with Debian 13's root and runs LANE2_SUITES
+# with the provider built against its rdma-core 56; the module tree goes
+# next to 6.1's in build/vm/modroot.
 k2=build/k$krel2
 step "6.12: build: xiw.ko against $krel2 (W=1, no warnings)" \
 	no_diagnostics "$logs/kbuild-6.12.out" \
@@ -426,6 +429,7 @@ step "6.12: build: siw.ko (scripts/siw-build.sh, linux-source-6.12)" \
 # Debian 13's user space: the provider built, and its host tests run,
 # against rdma-core 56 in a Debian 13 root (scripts/debian13-root.sh,
 # made once per machine).
+d13=
 if d13=$(scripts/debian13-root.sh 2> "$logs/debian13-root.log" | tail -n 1) &&
    [ -n "$d13" ]; then
 	result pass "debian 13: root with rdma-core 56 ($d13)"
@@ -444,9 +448,14 @@ if [ -e "$k2/xiw.ko" ] &&
 	for s in $LANE2_SUITES; do
 		[ -e "selftests/$s.c" ] && lane2+=("build/selftests/$s")
 	done
-	KREL=$krel2 scripts/vm-run.sh -n selftests-6.12 -t 1800 -- env XIW_SOAK_ROUNDS=1 \
-		scripts/guest/run_vm.sh "${lane2[@]}" > "$logs/vm-6.12.log" 2>&1
-	stock_verdict "vm 6.12" selftests-6.12 $? "$logs/vm-6.12.log"
+	if [ -n "$d13" ] && [ -e build/d13/userspace/libxiw-rdmav34.so ]; then
+		KREL=$krel2 XIW_VM_ROOT=$d13 scripts/vm-run.sh -n selftests-6.12 -t 1800 -- \
+			env XIW_PROVIDER_BUILD=build/d13/userspace XIW_SOAK_ROUNDS=1 \
+			scripts/guest/run_vm.sh "${lane2[@]}" > "$logs/vm-6.12.log" 2>&1
+		stock_verdict "vm 6.12" selftests-6.12 $? "$logs/vm-6.12.log"
+	else
+		result fail "vm 6.12: no Debian 13 root with the provider built for it (above)"
+	fi
 else
 	result fail "vm 6.12: module index for the guest" "$logs/vm-modules-6.12.log"
 fi

@@ -23,7 +23,7 @@ PACKAGES=(
 	g++ make cmake pkg-config
 	libibverbs-dev librdmacm-dev libgtest-dev googletest
 	ibverbs-providers ibverbs-utils rdmacm-utils perftest qperf
-	iproute2 kmod procps
+	iproute2 kmod procps nvme-cli
 )
 
 # What the root is made of names its cache: the suite, the variant and

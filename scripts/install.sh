@@ -8,6 +8,10 @@
 # --prepared DIR takes the module and its index from a tree made by
 # scripts/vm-modules.sh instead of running depmod (used in the test VM).
 #
+# XIW_PROVIDER_BUILD names the provider's CMake build directory to install
+# from (default build/userspace; make check's Debian 13 guest installs
+# build/d13/userspace, built against rdma-core 56).
+#
 # KREL defaults to the newest installed kernel, but inside the test VM
 # (XIW_IN_VM) to the running one: the guest may have booted another
 # kernel than the host's newest, the debug kernel for one.
@@ -54,4 +58,4 @@ if [ -n "$prepared" ]; then
 else
 	depmod -a "$krel"
 fi
-cmake --install "$repo/build/userspace" >/dev/null
+cmake --install "$repo/${XIW_PROVIDER_BUILD:-build/userspace}" >/dev/null

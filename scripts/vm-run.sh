@@ -20,6 +20,11 @@
 # replaces the default "-nic none" with QEMU network options (vm-pair.sh
 # joins two guests this way).
 #
+# XIW_VM_ROOT=DIR boots another root file system than this machine's
+# (the Debian 13 of scripts/debian13-root.sh), with this machine's kernel:
+# the guest mounts two more shares into it, each with a RAM overlay on
+# top, this repository at its own path and /lib/modules/KREL.
+#
 # XIW_VM_KDIR=DIR boots the debug kernel of scripts/debug-kernel.sh
 # instead: DIR/vmlinuz, release DIR/release, everything the boot needs
 # built in (so an initramfs without modules), 3G of memory by default
@@ -83,6 +88,17 @@ else
 	krel=$("$here/kernel-release.sh")
 	kernel=/boot/vmlinuz-$krel
 fi
+root_share=/
+shares=()
+if [ -n "${XIW_VM_ROOT:-}" ]; then
+	[ -z "$kdir" ] ||
+		{ echo "vm-run: XIW_VM_ROOT and XIW_VM_KDIR do not go together" >&2; exit 2; }
+	[ -x "$XIW_VM_ROOT/bin/bash" ] ||
+		{ echo "vm-run: $XIW_VM_ROOT is not a root file system" >&2; exit 2; }
+	root_share=$XIW_VM_ROOT
+	shares=(-virtfs "local,path=$repo,mount_tag=xiwrepo,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=/lib/modules/$krel,mount_tag=xiwmods,security_model=none,readonly=on,multidevs=remap")
+fi
 vmdir=$repo/build/vm
 out=$vmdir/$name
 initrd=$vmdir/initramfs-$krel.cpio.gz
@@ -143,7 +159,8 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 \
 	-serial "file:$out/console.log" -pidfile "$out/qemu.pid" \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "$APPEND ${XIW_VM_APPEND:-}" \
-	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
+	-virtfs "local,path=$root_share,mount_tag=host,security_model=none,readonly=on,multidevs=remap" \
+	"${shares[@]}" \
 	-virtfs "local,path=$out,mount_tag=xiwout,security_model=none,multidevs=remap" \
 	${XIW_VM_NET:--nic none} > "$out/qemu.log" 2>&1 || qemu_rc=$?
 
