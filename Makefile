@@ -15,7 +15,8 @@
 #   make fuzz-codec  libFuzzer on the wire codec of xiw-wirepeer (clang)
 #   make deb      Debian packages xiw-dkms and ibverbs-provider-xiw in
 #                 build/deb (dpkg-buildpackage, dh-dkms), lintian on them
-#   make check-deb  make deb, then install, use and purge them in a VM
+#   make check-deb  make deb, then install, use and purge them in VMs
+#                 on 6.1 and on 6.12
 #
 # KDIR (kernel build tree) and KREL (its release) can be overridden; by
 # default they are the newest installed Debian kernel with headers.

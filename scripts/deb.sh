@@ -10,8 +10,8 @@
 #
 #   scripts/deb.sh              set up, build, lint (make deb)
 #   scripts/deb.sh --check      the same, then install, use and purge the
-#                               packages in a VM (make check-deb;
-#                               scripts/guest/xiw_deb.sh)
+#                               packages in a VM on 6.1 and one on 6.12
+#                               (make check-deb; scripts/guest/xiw_deb.sh)
 #   scripts/deb.sh --setup      only install what building and testing the
 #                               packages needs (scripts/setup.sh's packages,
 #                               debhelper, dh-dkms, dkms, lintian)

@@ -4,7 +4,8 @@
 # bootable image and headers to build against. KREL in the environment wins.
 #   scripts/kernel-release.sh [--series X.Y]
 # --series X.Y: the newest of series X.Y only (make check's lanes: 6.1,
-# Debian 12's kernel; 6.12, Debian 13's and Debian 12's backports').
+# Debian 12's kernel; 6.12, Debian 13's and Debian 12's backports'); KREL
+# is not consulted then, since a lane's kernel is not the user's choice.
 set -eu
 series=
 if [ "${1:-}" = --series ]; then
