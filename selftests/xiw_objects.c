@@ -148,7 +148,9 @@ TEST_F(obj, qp_caps_rounded_and_reported)
 	EXPECT_EQ(16, a.cap.max_send_wr);
 	EXPECT_EQ(32, a.cap.max_recv_wr);
 	EXPECT_EQ(128, a.cap.max_inline_data);
-	EXPECT_EQ(IBV_QPS_RESET, qp_state(qp));
+	/* iWARP's Idle, which an RNIC reports as INIT (not RESET). */
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(qp));
+	EXPECT_EQ(IBV_QPS_INIT, qp->state);
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 }
 
@@ -190,6 +192,8 @@ TEST_F(obj, qp_state_machine)
 	struct ibv_qp_attr a = {};
 
 	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, to_state(qp, IBV_QPS_RESET));	/* INIT -> RESET */
+	EXPECT_EQ(IBV_QPS_RESET, qp_state(qp));
 	EXPECT_NE(0, to_state(qp, IBV_QPS_RTR));	/* RESET -> RTR */
 	EXPECT_NE(0, to_state(qp, IBV_QPS_RTS));	/* RESET -> RTS */
 	ASSERT_EQ(0, to_state(qp, IBV_QPS_INIT));
@@ -248,6 +252,10 @@ TEST_F(obj, post_to_unconnected_qp_refused)
 	struct ibv_wc wc;
 
 	ASSERT_NE(NULL, qp);
+	/* Created in INIT: receives may be posted before the connection. */
+	EXPECT_EQ(EINVAL, post_send(qp, 5, IBV_SEND_SIGNALED));
+	EXPECT_EQ(0, post_recv(qp, 6));
+	ASSERT_EQ(0, to_state(qp, IBV_QPS_RESET));	/* drops recv 6 */
 	bad = NULL;
 	EXPECT_EQ(EINVAL, ibv_post_send(qp, &wr, &bad));	/* RESET */
 	EXPECT_EQ(&wr, bad);

@@ -350,10 +350,12 @@ ssize_t create_qp(const Command &cmd)
 		.is_srq = req.is_srq != 0,
 		.sq_sig_all = req.sq_sig_all != 0,
 		.qpn = core.qpn,
-		.state = IBV_QPS_RESET,
+		.state = IBV_QPS_INIT,
 		.sq = sq,
 		.rq = rq,
 	};
+	/* As the module does: a new QP is in iWARP's Idle, published as INIT. */
+	set_qp_state(kernel.qps[handle], IBV_QPS_INIT);
 	return 0;
 }
 

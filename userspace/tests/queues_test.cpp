@@ -170,7 +170,9 @@ TEST_F(QueuePairs, CreatesAnRcQpWithBothRings)
 	const xiw_test::FakeQp &fake = kernel.qps.begin()->second;
 	EXPECT_EQ(qp->handle, kernel.qps.begin()->first);
 	EXPECT_EQ(qp->qp_num, fake.qpn);
-	EXPECT_EQ(qp->state, IBV_QPS_RESET);
+	/* iWARP's Idle: INIT on an RNIC, in ibv_qp and the rings alike. */
+	EXPECT_EQ(qp->state, IBV_QPS_INIT);
+	EXPECT_EQ(xiw::Qp::from(qp)->sq_ring.ctrl().qp_state, IBV_QPS_INIT);
 	EXPECT_EQ(qp->qp_type, IBV_QPT_RC);
 	EXPECT_EQ(qp->pd, pd_);
 	EXPECT_EQ(fake.pd_handle, pd_->handle);
@@ -330,6 +332,8 @@ TEST_F(QueuePairs, ModifiesAQpThroughTheKernel)
 	ibv_qp_init_attr init = rc_attr(cq_);
 	ibv_qp *qp = ibv_create_qp(pd_, &init);
 	ASSERT_NE(qp, nullptr) << std::strerror(errno);
+	/* From RESET, so that the kernel's publication is seen to change. */
+	xiw_test::set_qp_state(kernel.qps.at(qp->handle), IBV_QPS_RESET);
 
 	ibv_qp_attr attr{};
 	attr.qp_state = IBV_QPS_INIT;

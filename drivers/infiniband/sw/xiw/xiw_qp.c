@@ -51,7 +51,6 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	spin_lock_init(&qp->rq_lock);
 	INIT_WORK(&qp->err_work, xiw_qp_err_work);
 	qp->err_ev = XIW_NO_EVENT;
-	qp->state = IB_QPS_RESET;
 	qp->scq = to_xcq(attr->send_cq);
 	qp->rcq = to_xcq(attr->recv_cq);
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -76,6 +75,15 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	cap->max_send_wr = qp->sq.num;
 	cap->max_inline_data = XIW_MAX_INLINE;
 	qp->cap = *cap;
+	/*
+	 * A new QP is in iWARP's Idle state, which verbs call INIT on an
+	 * RNIC: receives may be posted, and a connection brings it to RTS.
+	 * Nothing maps the rings yet, so plain stores publish the state.
+	 */
+	qp->state = IB_QPS_INIT;
+	qp->sq.ctrl->qp_state = IB_QPS_INIT;
+	if (qp->rq.mem)
+		qp->rq.ctrl->qp_state = IB_QPS_INIT;
 
 	spin_lock_init(&qp->wire.lock);
 	qp->sq_pend = xiw_fault(XIW_FAULT_QP_SQ_PEND) ? NULL :

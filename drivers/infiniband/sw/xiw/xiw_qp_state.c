@@ -353,10 +353,11 @@ out:
 
 /*
  * From the CM, with MPA done: attach the connection and enter RTS. The
- * iWARP idle state covers RESET, INIT and RTR: rdma_cm leaves the QP of
- * an accepted user connection in RESET (its INIT modify carries no state
- * for an iWARP cm_id), so RESET is accepted too, with the access rights
- * the iw_cm hands out at INIT.
+ * iWARP idle state covers RESET, INIT and RTR: a QP is created in INIT
+ * and rdma_cm's INIT modify of an accepted user connection carries no
+ * state for an iWARP cm_id, but a consumer may have reset it since, so
+ * RESET is accepted too, with the access rights the iw_cm hands out at
+ * INIT.
  */
 int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 			    struct socket *sock,
