@@ -112,6 +112,156 @@ static int exchange(struct xr_side *c, struct xr_side *s, size_t off,
 	return xr_check(s->buf + off, 64, seed) == -1 ? 0 : -4;
 }
 
+/* ---- the extended CQ: ibv_start_poll() and the ibv_wc_read_*() readers ---- */
+
+FIXTURE(cqex) {
+	struct xr_link link;
+	struct xr_net net;
+	struct xr_pair p;
+};
+
+FIXTURE_SETUP(cqex)
+{
+	struct xr_opts o = { .buflen = 65536, .wr = 16, .sge = 2,
+			     .rd_atom = 4, .cq_ex = true };
+	char why[320] = "";
+	int rc;
+
+	xr_lo_mtu(65536);
+	rc = open_pairs(&self->link, &self->net, &self->p, 1, &o, why,
+			sizeof(why));
+	if (rc && xr_is_siw() && strstr(why, "_ex:"))
+		XSKIP_SETUP("siw has no extended CQ (%s)", why);
+	ASSERT_EQ(0, rc) TH_LOG("%s", why);
+}
+
+FIXTURE_TEARDOWN(cqex)
+{
+	xr_pairs_fini(&self->p, 1);
+	xr_net_fini(&self->net);
+}
+
+struct cqex_wc {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t byte_len, qp_num, src_qp;
+	unsigned int wc_flags;
+	__be32 imm;
+};
+
+/* Up to n completions read with the extended poll, within XR_WAIT_MS. */
+static int poll_ex(struct ibv_cq *cq, struct cqex_wc *w, int n)
+{
+	struct ibv_cq_ex *cx = (struct ibv_cq_ex *)cq;
+	struct ibv_poll_cq_attr attr = {};
+	long long end = now_ms() + XR_WAIT_MS;
+	int got = 0, rc;
+
+	while (got < n && now_ms() < end) {
+		rc = ibv_start_poll(cx, &attr);
+		if (rc == ENOENT) {
+			usleep(1000);
+			continue;
+		}
+		if (rc)
+			return -rc;
+		do {
+			w[got] = (struct cqex_wc){
+				.wr_id = cx->wr_id, .status = cx->status,
+				.opcode = ibv_wc_read_opcode(cx),
+				.byte_len = ibv_wc_read_byte_len(cx),
+				.qp_num = ibv_wc_read_qp_num(cx),
+				.src_qp = ibv_wc_read_src_qp(cx),
+				.wc_flags = ibv_wc_read_wc_flags(cx),
+			};
+			if (w[got].wc_flags & IBV_WC_WITH_IMM)
+				w[got].imm = ibv_wc_read_imm_data(cx);
+			got++;
+		} while (got < n && !(rc = ibv_next_poll(cx)));
+		ibv_end_poll(cx);
+		if (rc && rc != ENOENT)
+			return -rc;
+	}
+	return got;
+}
+
+/*
+ * A Send and a Write with Immediate Data (RFC 7306) arrive; the extended
+ * poll reports each as ibv_poll_cq() would, and the requester's own
+ * extended CQ serves ibv_poll_cq() as well.
+ */
+TEST_F(cqex, start_next_end_poll)
+{
+	struct xr_side *c = &self->p.cli, *s = &self->p.srv;
+	struct ibv_sge g = xr_sge(c, 4096, 64);
+	struct ibv_send_wr wr = {
+		.wr_id = 12, .sg_list = &g, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htobe32(0x12345678),
+	}, *bad = NULL;
+	struct cqex_wc w[3] = {};
+	struct ibv_wc wc;
+
+	xr_fill(c->buf, 100, 7);
+	xr_fill(c->buf + 4096, 64, 8);
+	ASSERT_EQ(0, xr_recv(s, 1, 0, 100));
+	ASSERT_EQ(0, xr_recv(s, 2, 0, 0));
+	ASSERT_EQ(0, xr_post(c, IBV_WR_SEND, 11, 0, 100, 0, NULL, 0));
+	wr.wr.rdma.remote_addr = (uintptr_t)(s->buf + 4096);
+	wr.wr.rdma.rkey = s->mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(c->qp, &wr, &bad));
+
+	ASSERT_EQ(2, poll_ex(s->cq, w, 2));
+	EXPECT_EQ(1, w[0].wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, w[0].status);
+	EXPECT_EQ(IBV_WC_RECV, w[0].opcode);
+	EXPECT_EQ(100, w[0].byte_len);
+	EXPECT_EQ(s->qp->qp_num, w[0].qp_num);
+	EXPECT_EQ(0, w[0].src_qp);
+	EXPECT_EQ(0, w[0].wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(2, w[1].wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, w[1].status);
+	EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, w[1].opcode);
+	EXPECT_EQ(64, w[1].byte_len);
+	EXPECT_EQ(IBV_WC_WITH_IMM, w[1].wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(htobe32(0x12345678), w[1].imm);
+	ASSERT_PATTERN(s->buf, 100, 7);
+	ASSERT_PATTERN(s->buf + 4096, 64, 8);
+	/* Nothing more, and the poll lock was let go: ibv_poll_cq() works. */
+	EXPECT_EQ(0, ibv_poll_cq(s->cq, 1, &wc));
+
+	ASSERT_EQ(1, xr_poll(c->cq, &wc, 1, XR_WAIT_MS));
+	EXPECT_EQ(11, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(1, poll_ex(c->cq, w + 2, 1));
+	EXPECT_EQ(12, w[2].wr_id);
+	EXPECT_EQ(IBV_WC_RDMA_WRITE, w[2].opcode);
+	EXPECT_EQ(IBV_WC_SUCCESS, w[2].status);
+}
+
+/* What a software RNIC has no value for is refused, not left unfilled. */
+TEST_F(cqex, unsupported_fields_refused)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 4,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(self->p.srv.id->verbs, &ca));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN;
+	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	ca.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(self->p.srv.id->verbs, &ca));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+}
+
 /* ---- one connection, several message sizes ---- */
 
 FIXTURE(xfer) {

@@ -411,6 +411,8 @@ struct xr_opts {
 	int sge;
 	int rd_atom;	/* ORD and IRD asked for */
 	bool srq;	/* receives through an SRQ of wr entries */
+	/* Each side's CQ made with ibv_create_cq_ex() (IBV_WC_STANDARD_FLAGS). */
+	bool cq_ex;
 	/* The client's QP is given these remote rights before it connects. */
 	bool cli_access_set;
 	int cli_access;
@@ -542,9 +544,20 @@ static int xr_side_init(struct xr_net *n, struct xr_side *s,
 	if (!s->cc)
 		return xr_fail(n, "ibv_create_comp_channel: %s", strerror(errno));
 	xr_nonblock(s->cc->fd);
-	s->cq = ibv_create_cq(id->verbs, 2 * o->wr + 1, s, s->cc, 0);
+	if (o->cq_ex) {
+		struct ibv_cq_init_attr_ex ca = {
+			.cqe = 2 * o->wr + 1, .cq_context = s, .channel = s->cc,
+			.wc_flags = IBV_WC_STANDARD_FLAGS,
+		};
+		struct ibv_cq_ex *cx = ibv_create_cq_ex(id->verbs, &ca);
+
+		s->cq = cx ? ibv_cq_ex_to_cq(cx) : NULL;
+	} else {
+		s->cq = ibv_create_cq(id->verbs, 2 * o->wr + 1, s, s->cc, 0);
+	}
 	if (!s->cq)
-		return xr_fail(n, "ibv_create_cq: %s", strerror(errno));
+		return xr_fail(n, "ibv_create_cq%s: %s", o->cq_ex ? "_ex" : "",
+			       strerror(errno));
 	qa.send_cq = s->cq;
 	qa.recv_cq = s->cq;
 	if (o->srq) {

@@ -40,6 +40,13 @@ static_assert(offsetof(CreateCqResp, drv) == sizeof(ibv_create_cq_resp));
 static_assert(sizeof(CreateCqResp) ==
 	      sizeof(ibv_create_cq_resp) + sizeof(xiw_create_cq_resp));
 
+/* The extended CREATE_CQ (ibv_create_cq_ex()): its core response is longer. */
+struct CreateCqExResp {
+	ibv_ex_create_cq_resp ibv_resp;
+	xiw_create_cq_resp drv;
+};
+static_assert(offsetof(CreateCqExResp, drv) == sizeof(ibv_ex_create_cq_resp));
+
 struct CreateQpResp {
 	ibv_create_qp_resp ibv_resp;
 	xiw_create_qp_resp drv;

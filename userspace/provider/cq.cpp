@@ -25,6 +25,30 @@ int check_create_cq_resp(const xiw_create_cq_resp &resp) noexcept
 	return valid_ring_slots(resp.num_cqe) ? 0 : EPROTO;
 }
 
+int Cq::map_ring(ibv_context *ibctx, const xiw_create_cq_resp &resp) noexcept
+{
+	int err = check_create_cq_resp(resp);
+
+	if (err == 0) {
+		ring = MappedRing<xiw_cqe>::map(ibctx->cmd_fd, resp.cq_key,
+						resp.num_cqe);
+		if (!ring) {
+			err = errno;
+		}
+	}
+	if (err != 0) {
+		/*
+		 * The kernel's CQ goes too. No event can have been reported
+		 * for it, so the destroy does not wait on the (zeroed, not
+		 * yet initialised) event fields.
+		 */
+		ibv_cmd_destroy_cq(&core());
+		return err;
+	}
+	cqes = RingConsumer<xiw_cqe>(ring.slots(), ring.num());
+	return 0;
+}
+
 std::unique_ptr<Cq> Cq::create(ibv_context *ibctx, int cqe,
 			       ibv_comp_channel *channel,
 			       int comp_vector) noexcept
@@ -37,34 +61,43 @@ std::unique_ptr<Cq> Cq::create(ibv_context *ibctx, int cqe,
 		errno = ENOMEM;
 		return nullptr;
 	}
-	int err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibcq,
+	int err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->core(),
 				    &cmd, sizeof(cmd), &resp.ibv_resp,
 				    sizeof(resp));
-	if (err != 0) {
-		cq.reset();
-		errno = err;
-		return nullptr;
-	}
-	err = check_create_cq_resp(resp.drv);
 	if (err == 0) {
-		cq->ring = MappedRing<xiw_cqe>::map(
-			ibctx->cmd_fd, resp.drv.cq_key, resp.drv.num_cqe);
-		if (!cq->ring) {
-			err = errno;
-		}
+		err = cq->map_ring(ibctx, resp.drv);
 	}
 	if (err != 0) {
-		/*
-		 * The kernel's CQ goes too. No event can have been reported
-		 * for it, so the destroy does not wait on the (zeroed, not
-		 * yet initialised) event fields.
-		 */
-		ibv_cmd_destroy_cq(&cq->ibcq);
 		cq.reset(); /* unmaps; before errno, which it may clobber */
 		errno = err;
 		return nullptr;
 	}
-	cq->cqes = RingConsumer<xiw_cqe>(cq->ring.slots(), cq->ring.num());
+	return cq;
+}
+
+std::unique_ptr<Cq> Cq::create_ex(ibv_context *ibctx,
+				  const ibv_cq_init_attr_ex &attr) noexcept
+{
+	std::unique_ptr<Cq> cq(new (std::nothrow) Cq{});
+	struct ibv_create_cq_ex cmd {};
+	CreateCqExResp resp{};
+
+	if (!cq) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	int err = ibv_cmd_create_cq_ex(ibctx, &attr,
+				       reinterpret_cast<verbs_cq *>(cq.get()),
+				       &cmd, sizeof(cmd), &resp.ibv_resp,
+				       sizeof(resp), 0);
+	if (err == 0) {
+		err = cq->map_ring(ibctx, resp.drv);
+	}
+	if (err != 0) {
+		cq.reset(); /* unmaps; before errno, which it may clobber */
+		errno = err;
+		return nullptr;
+	}
 	return cq;
 }
 
@@ -76,7 +109,161 @@ ibv_cq *create_cq(ibv_context *ibctx, int cqe, ibv_comp_channel *channel,
 	if (!cq) {
 		return nullptr;
 	}
-	return &cq.release()->ibcq;
+	return &cq.release()->core();
+}
+
+namespace {
+
+/*
+ * The extended CQ's poll: start_poll() takes the first completion and,
+ * unless the CQ is single-threaded, the poll lock, which end_poll()
+ * releases; next_poll() takes the next one under it. With nothing to
+ * take, start_poll() leaves the lock as it found it: libibverbs calls
+ * no end_poll() after ENOENT.
+ */
+bool take_cqe(Cq &cq) noexcept
+{
+	xiw_cqe cqe{};
+
+	if (!cq.cqes.pop(cqe)) {
+		return false;
+	}
+	translate_cqe(cqe, cq.cur);
+	cq.ex().wr_id = cq.cur.wr_id;
+	cq.ex().status = cq.cur.status;
+	return true;
+}
+
+int start_poll(ibv_cq_ex *ibcq, ibv_poll_cq_attr *attr) noexcept
+{
+	Cq *cq = Cq::from(ibcq);
+
+	if (attr->comp_mask != 0) {
+		return EINVAL;
+	}
+	if (!cq->single_threaded) {
+		cq->lock.lock();
+	}
+	if (!take_cqe(*cq)) {
+		if (!cq->single_threaded) {
+			cq->lock.unlock();
+		}
+		return ENOENT;
+	}
+	return 0;
+}
+
+int next_poll(ibv_cq_ex *ibcq) noexcept
+{
+	return take_cqe(*Cq::from(ibcq)) ? 0 : ENOENT;
+}
+
+void end_poll(ibv_cq_ex *ibcq) noexcept
+{
+	Cq *cq = Cq::from(ibcq);
+
+	if (!cq->single_threaded) {
+		cq->lock.unlock();
+	}
+}
+
+/* What ibv_poll_cq() would have put in the same completion's ibv_wc. */
+ibv_wc_opcode read_opcode(ibv_cq_ex *ibcq) noexcept
+{
+	return Cq::from(ibcq)->cur.opcode;
+}
+
+std::uint32_t read_vendor_err(ibv_cq_ex *ibcq) noexcept
+{
+	return Cq::from(ibcq)->cur.vendor_err;
+}
+
+std::uint32_t read_byte_len(ibv_cq_ex *ibcq) noexcept
+{
+	return Cq::from(ibcq)->cur.byte_len;
+}
+
+/*
+ * Immediate data, or for ibv_wc_read_invalidated_rkey() the STag
+ * invalidated: the same bits, as ibv_wc holds them in one union.
+ */
+__be32 read_imm_data(ibv_cq_ex *ibcq) noexcept
+{
+	// NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
+	return Cq::from(ibcq)->cur.imm_data;
+}
+
+std::uint32_t read_qp_num(ibv_cq_ex *ibcq) noexcept
+{
+	return Cq::from(ibcq)->cur.qp_num;
+}
+
+unsigned int read_wc_flags(ibv_cq_ex *ibcq) noexcept
+{
+	return Cq::from(ibcq)->cur.wc_flags;
+}
+
+/* Datagram and InfiniBand fields: an iWARP RC completion has none (0). */
+std::uint32_t read_src_qp(ibv_cq_ex *ibcq) noexcept
+{
+	return Cq::from(ibcq)->cur.src_qp;
+}
+
+std::uint32_t read_slid(ibv_cq_ex *ibcq) noexcept
+{
+	return Cq::from(ibcq)->cur.slid;
+}
+
+std::uint8_t read_sl(ibv_cq_ex *ibcq) noexcept
+{
+	return Cq::from(ibcq)->cur.sl;
+}
+
+std::uint8_t read_dlid_path_bits(ibv_cq_ex *ibcq) noexcept
+{
+	return Cq::from(ibcq)->cur.dlid_path_bits;
+}
+
+} // namespace
+
+ibv_cq_ex *create_cq_ex(ibv_context *ibctx, ibv_cq_init_attr_ex *attr) noexcept
+{
+	const std::uint32_t flags =
+		(attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) != 0 ?
+			attr->flags : 0;
+
+	/*
+	 * No parent domain (IBV_CQ_INIT_ATTR_MASK_PD), no completion
+	 * timestamps or other fields a software RNIC has no value for, no
+	 * ignoring of overruns (the kernel never overruns a ring).
+	 */
+	if ((attr->comp_mask & ~std::uint32_t{IBV_CQ_INIT_ATTR_MASK_FLAGS}) != 0 ||
+	    (attr->wc_flags & ~kCqExWcFlags) != 0 ||
+	    (flags & ~std::uint32_t{IBV_CREATE_CQ_ATTR_SINGLE_THREADED}) != 0) {
+		errno = EOPNOTSUPP;
+		return nullptr;
+	}
+	std::unique_ptr<Cq> cq = Cq::create_ex(ibctx, *attr);
+
+	if (!cq) {
+		return nullptr;
+	}
+	cq->single_threaded = (flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED) != 0;
+	ibv_cq_ex &ex = cq->ex();
+	ex.start_poll = start_poll;
+	ex.next_poll = next_poll;
+	ex.end_poll = end_poll;
+	ex.read_opcode = read_opcode;
+	ex.read_vendor_err = read_vendor_err;
+	ex.read_byte_len = read_byte_len;
+	ex.read_imm_data = read_imm_data;
+	ex.read_qp_num = read_qp_num;
+	ex.read_src_qp = read_src_qp;
+	ex.read_wc_flags = read_wc_flags;
+	ex.read_slid = read_slid;
+	ex.read_sl = read_sl;
+	ex.read_dlid_path_bits = read_dlid_path_bits;
+	return &cq.release()->ex();
 }
 
 int destroy_cq(ibv_cq *ibcq) noexcept

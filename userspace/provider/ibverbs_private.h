@@ -330,6 +330,30 @@ struct ibv_create_cq_resp {
 	__u32 cqe;
 };
 
+/* The extended commands' two headers (rdma-core's struct ex_hdr). */
+struct ibv_ex_hdr {
+	ib_uverbs_cmd_hdr hdr;
+	ib_uverbs_ex_cmd_hdr ex_hdr;
+};
+
+struct ibv_create_cq_ex {
+	ibv_ex_hdr hdr;
+	ib_uverbs_ex_create_cq core_payload;
+};
+
+/* ib_uverbs_ex_create_cq_resp, without the zero-length array. */
+struct ibv_ex_create_cq_resp {
+	ibv_create_cq_resp base;
+	__u32 comp_mask;
+	__u32 response_length;
+};
+
+/* libibverbs' struct verbs_cq: either view of the same CQ. */
+union verbs_cq {
+	ibv_cq cq;
+	ibv_cq_ex cq_ex;
+};
+
 struct ibv_create_qp {
 	ib_uverbs_cmd_hdr hdr;
 	__aligned_u64 response;
@@ -540,6 +564,12 @@ int ibv_cmd_create_cq(ibv_context *context, int cqe, ibv_comp_channel *channel,
 		      std::size_t cmd_size, ibv_create_cq_resp *resp,
 		      std::size_t resp_size);
 int ibv_cmd_destroy_cq(ibv_cq *cq);
+/* In every rdma-core from 36 to at least 56, with this signature. */
+int ibv_cmd_create_cq_ex(ibv_context *context,
+			 const ibv_cq_init_attr_ex *cq_attr, verbs_cq *cq,
+			 struct ibv_create_cq_ex *cmd, std::size_t cmd_size,
+			 ibv_ex_create_cq_resp *resp, std::size_t resp_size,
+			 std::uint32_t cmd_flags);
 int ibv_cmd_create_qp(ibv_pd *pd, ibv_qp *qp, ibv_qp_init_attr *attr,
 		      struct ibv_create_qp *cmd, std::size_t cmd_size,
 		      ibv_create_qp_resp *resp, std::size_t resp_size);
@@ -754,6 +784,19 @@ static_assert(offsetof(ibv_create_cq_resp, cq_handle) ==
 	      offsetof(ib_uverbs_create_cq_resp, cq_handle));
 static_assert(offsetof(ibv_create_cq_resp, cqe) ==
 	      offsetof(ib_uverbs_create_cq_resp, cqe));
+
+static_assert(sizeof(ibv_ex_hdr) == 24);
+static_assert(sizeof(struct ibv_create_cq_ex) == 56);
+static_assert(offsetof(struct ibv_create_cq_ex, core_payload) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_ex_cmd_hdr));
+static_assert(sizeof(verbs_cq) == sizeof(ibv_cq_ex));
+static_assert(offsetof(ibv_cq_ex, async_events_completed) ==
+	      offsetof(ibv_cq, async_events_completed));
+static_assert(sizeof(ibv_ex_create_cq_resp) == 16);
+static_assert(offsetof(ibv_ex_create_cq_resp, comp_mask) ==
+	      offsetof(ib_uverbs_ex_create_cq_resp, comp_mask));
+static_assert(offsetof(ibv_ex_create_cq_resp, response_length) ==
+	      offsetof(ib_uverbs_ex_create_cq_resp, response_length));
 
 static_assert(sizeof(struct ibv_create_qp) == 64);
 static_assert(sizeof(struct ibv_create_qp) ==

@@ -143,30 +143,68 @@ int dereg_mr(verbs_mr *vmr) noexcept;
  * poll_cq() and arms the CQ through the ring's cq_notify word.
  */
 struct Cq {
-	ibv_cq ibcq;
+	/*
+	 * ibv_create_cq() hands out the ibv_cq, ibv_create_cq_ex() the
+	 * ibv_cq_ex, which begins like it (libibverbs' verbs_cq).
+	 */
+	union {
+		ibv_cq ibcq;
+		ibv_cq_ex ibcq_ex;
+	};
 	/* Serialises pollers: guards cqes, whose index is ours alone. */
 	QueueLock lock;
 	MappedRing<xiw_cqe> ring;
 	RingConsumer<xiw_cqe> cqes;
+	/*
+	 * The extended CQ: the completion that ibv_start_poll() or
+	 * ibv_next_poll() took, which the ibv_wc_read_*() readers report,
+	 * and whether its pollers promised one thread at a time
+	 * (IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no lock).
+	 */
+	ibv_wc cur{};
+	bool single_threaded = false;
 
 	/* Creates the kernel CQ and maps its ring; null with errno set. */
 	static std::unique_ptr<Cq> create(ibv_context *ibctx, int cqe,
 					  ibv_comp_channel *channel,
 					  int comp_vector) noexcept;
+	/* The same for ibv_create_cq_ex(), whose attributes were checked. */
+	static std::unique_ptr<Cq> create_ex(ibv_context *ibctx,
+					     const ibv_cq_init_attr_ex &attr) noexcept;
+
+	/* The union's two views; nothing else names its members. */
+	// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access)
+	ibv_cq &core() noexcept { return ibcq; }
+	ibv_cq_ex &ex() noexcept { return ibcq_ex; }
+	// NOLINTEND(cppcoreguidelines-pro-type-union-access)
 
 	static Cq *from(ibv_cq *ibcq) noexcept
 	{
 		return reinterpret_cast<Cq *>(ibcq);
 	}
+	static Cq *from(ibv_cq_ex *ibcq) noexcept
+	{
+		return reinterpret_cast<Cq *>(ibcq);
+	}
+
+private:
+	/* After the command: check the driver's answer, map the ring. */
+	int map_ring(ibv_context *ibctx, const xiw_create_cq_resp &resp) noexcept;
 };
 static_assert(std::is_standard_layout_v<Cq>);
 static_assert(offsetof(Cq, ibcq) == 0);
+static_assert(offsetof(Cq, ibcq_ex) == 0);
+
+/* The ibv_wc_read_*() values an xiw CQ can fill, for ibv_create_cq_ex(). */
+constexpr std::uint64_t kCqExWcFlags = IBV_WC_STANDARD_FLAGS;
 
 /* 0 if the driver part of the CREATE_CQ response is usable, else EPROTO. */
 int check_create_cq_resp(const xiw_create_cq_resp &resp) noexcept;
 
 ibv_cq *create_cq(ibv_context *ibctx, int cqe, ibv_comp_channel *channel,
 		  int comp_vector) noexcept;
+ibv_cq_ex *create_cq_ex(ibv_context *ibctx,
+			ibv_cq_init_attr_ex *attr) noexcept;
 int destroy_cq(ibv_cq *ibcq) noexcept;
 int poll_cq(ibv_cq *ibcq, int num_entries, ibv_wc *wc) noexcept;
 int req_notify_cq(ibv_cq *ibcq, int solicited_only) noexcept;

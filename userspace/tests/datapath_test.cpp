@@ -127,7 +127,12 @@ protected:
 	/* The kernel places a CQE, as its side of the protocol does. */
 	void kernel_completes(std::uint32_t index, const xiw_cqe &cqe)
 	{
-		auto &slot = cq_ring().slot<xiw_cqe>(index);
+		kernel_completes(cq_ring(), index, cqe);
+	}
+	static void kernel_completes(FakeRing &ring, std::uint32_t index,
+				     const xiw_cqe &cqe)
+	{
+		auto &slot = ring.slot<xiw_cqe>(index);
 		const std::uint32_t flags = cqe.flags;
 
 		std::memcpy(reinterpret_cast<std::byte *>(&slot) + 4,
@@ -643,6 +648,75 @@ TEST_F(DataPath, PollTranslatesEveryFieldAndFlag)
 	EXPECT_EQ(cq_ring().flags<xiw_cqe>(1), 0U);
 	EXPECT_EQ(wc[2].wr_id, ~std::uint64_t{0});
 	EXPECT_EQ(kernel.seen.size(), commands) << "polling entered the kernel";
+}
+
+/* The extended CQ's readers give what ibv_poll_cq() gives, entry by entry. */
+TEST_F(DataPath, ExtendedPollReadsWhatPollCqWould)
+{
+	for (const std::uint32_t flags :
+	     {0U, std::uint32_t{IBV_CREATE_CQ_ATTR_SINGLE_THREADED}}) {
+		ibv_cq_init_attr_ex attr{};
+		attr.cqe = 8;
+		attr.wc_flags = IBV_WC_STANDARD_FLAGS;
+		attr.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+		attr.flags = flags;
+		ibv_cq_ex *cq = ibv_create_cq_ex(ctx_, &attr);
+		ASSERT_NE(cq, nullptr) << std::strerror(errno);
+		FakeRing &ring = *kernel.cqs.at(ibv_cq_ex_to_cq(cq)->handle).ring;
+		const std::size_t commands = kernel.seen.size();
+		ibv_poll_cq_attr poll{};
+
+		EXPECT_EQ(ibv_start_poll(cq, &poll), ENOENT);
+		xiw_cqe cqe{};
+		cqe.flags = XIW_CQE_WITH_IMM;
+		cqe.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		cqe.wr_id = 0x1234567890ULL;
+		cqe.qp_num = 77;
+		cqe.byte_len = 1500;
+		cqe.ex = 0xa1b2c3d4;
+		kernel_completes(ring, 0, cqe);
+		cqe.flags = XIW_CQE_WITH_INV;
+		cqe.opcode = IBV_WC_RECV;
+		cqe.status = IBV_WC_LOC_PROT_ERR;
+		cqe.wr_id = 9;
+		cqe.vendor_err = 0x99;
+		kernel_completes(ring, 1, cqe);
+
+		ASSERT_EQ(ibv_start_poll(cq, &poll), 0);
+		EXPECT_EQ(cq->wr_id, 0x1234567890ULL);
+		EXPECT_EQ(cq->status, IBV_WC_SUCCESS);
+		EXPECT_EQ(ibv_wc_read_opcode(cq), IBV_WC_RECV_RDMA_WITH_IMM);
+		EXPECT_EQ(ibv_wc_read_qp_num(cq), 77U);
+		EXPECT_EQ(ibv_wc_read_byte_len(cq), 1500U);
+		EXPECT_EQ(ibv_wc_read_wc_flags(cq), unsigned{IBV_WC_WITH_IMM});
+		EXPECT_EQ(ibv_wc_read_imm_data(cq), 0xa1b2c3d4U);
+		EXPECT_EQ(ibv_wc_read_vendor_err(cq), 0U);
+		EXPECT_EQ(ibv_wc_read_src_qp(cq), 0U);
+		EXPECT_EQ(ibv_wc_read_slid(cq), 0U);
+		EXPECT_EQ(ibv_wc_read_sl(cq), 0);
+		EXPECT_EQ(ibv_wc_read_dlid_path_bits(cq), 0);
+		/* Each slot goes back to the kernel as it is taken. */
+		EXPECT_EQ(ring.flags<xiw_cqe>(0), 0U);
+		EXPECT_NE(ring.flags<xiw_cqe>(1) & XIW_SLOT_VALID, 0U);
+
+		ASSERT_EQ(ibv_next_poll(cq), 0);
+		EXPECT_EQ(cq->wr_id, 9U);
+		EXPECT_EQ(cq->status, IBV_WC_LOC_PROT_ERR);
+		EXPECT_EQ(ibv_wc_read_opcode(cq), IBV_WC_RECV);
+		EXPECT_EQ(ibv_wc_read_wc_flags(cq), unsigned{IBV_WC_WITH_INV});
+		/* The STag in host order, as ibv_wc's invalidated_rkey. */
+		EXPECT_EQ(ibv_wc_read_invalidated_rkey(cq), 0xa1b2c3d4U);
+		EXPECT_EQ(ibv_wc_read_vendor_err(cq), 0x99U);
+		EXPECT_EQ(ibv_next_poll(cq), ENOENT);
+		ibv_end_poll(cq);
+
+		/* The poll lock was given back: ibv_poll_cq() takes it. */
+		std::array<ibv_wc, 2> wc{};
+		EXPECT_EQ(ibv_poll_cq(ibv_cq_ex_to_cq(cq), 2, wc.data()), 0);
+		EXPECT_EQ(kernel.seen.size(), commands)
+			<< "polling entered the kernel";
+		EXPECT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	}
 }
 
 TEST_F(DataPath, PollTakesNoMoreThanAskedAndNothingFromAnEmptyCq)

@@ -147,6 +147,51 @@ void note_destroy()
 
 /* ---- Context, device, port, PD ---------------------------------------- */
 
+/*
+ * The extended CREATE_CQ (ibv_create_cq_ex() without the ioctl interface):
+ * the core response at the address the extended header names, the
+ * driver's right after the core's out_words, as the kernel places udata.
+ */
+ssize_t create_cq_ex(const std::byte *cmd, std::size_t len,
+		     const ib_uverbs_cmd_hdr &hdr, const ib_uverbs_ex_cmd_hdr &ex)
+{
+	const std::size_t at = sizeof(hdr) + sizeof(ex);
+	ibv_ex_create_cq_resp core{};
+	xiw_create_cq_resp drv{};
+
+	if (len < at + sizeof(ib_uverbs_ex_create_cq) ||
+	    std::size_t{hdr.out_words} * 8 < sizeof(core) ||
+	    std::size_t{ex.provider_out_words} * 8 < sizeof(drv)) {
+		return fail(EINVAL);
+	}
+	const auto req = read_at<ib_uverbs_ex_create_cq>(cmd, at);
+	/* xiw's create_cq takes no flags (no timestamps, no overrun). */
+	if (req.flags != 0) {
+		return fail(EOPNOTSUPP);
+	}
+	if (kernel.create_errno != 0) {
+		return fail(kernel.create_errno);
+	}
+	const std::uint32_t num = slots_for(req.cqe);
+	FakeRing *ring = new_ring<xiw_cqe>(num);
+	if (ring == nullptr) {
+		return fail(ENOMEM);
+	}
+	const std::uint32_t handle = kernel.next_handle++;
+
+	core.base.cq_handle = handle;
+	core.base.cqe = num;
+	core.response_length = sizeof(core);
+	drv.cq_key = ring->key();
+	drv.cq_id = handle;
+	drv.num_cqe = num;
+	std::memcpy(user_ptr(ex.response), &core, sizeof(core));
+	std::memcpy(user_ptr(ex.response) + std::size_t{hdr.out_words} * 8,
+		    &drv, sizeof(drv));
+	kernel.cqs[handle] = FakeCq{num, ring};
+	return static_cast<ssize_t>(len);
+}
+
 ssize_t fake_ex_command(const std::byte *cmd, std::size_t len,
 			const ib_uverbs_cmd_hdr &hdr)
 {
@@ -154,6 +199,9 @@ ssize_t fake_ex_command(const std::byte *cmd, std::size_t len,
 	const std::uint32_t command = hdr.command &
 				      ~IB_USER_VERBS_CMD_FLAG_EXTENDED;
 
+	if (command == IB_USER_VERBS_EX_CMD_CREATE_CQ) {
+		return create_cq_ex(cmd, len, hdr, ex);
+	}
 	if (command != IB_USER_VERBS_EX_CMD_QUERY_DEVICE) {
 		return fail(EOPNOTSUPP);
 	}
@@ -787,11 +835,41 @@ void FakeDevice::TearDown()
 	xiw::kDeviceOps.uninit_device(vdev_);
 }
 
+namespace {
+
+/*
+ * What libibverbs' ibv_open_device() puts in verbs_context after the
+ * provider made it (set_lib_ops()): ibv_create_cq_ex() goes through its
+ * own wrapper, which checks the flags, calls the provider's op and then
+ * sets up the ibv_cq part the application reads.
+ */
+ibv_cq_ex *lib_create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr)
+{
+	if ((attr->wc_flags & ~std::uint64_t{IBV_CREATE_CQ_SUP_WC_FLAGS}) != 0) {
+		errno = EOPNOTSUPP;
+		return nullptr;
+	}
+	ibv_cq_ex *cq = xiw::create_cq_ex(ctx, attr);
+	if (cq != nullptr) {
+		cq->context = ctx;
+		cq->channel = attr->channel;
+		cq->cq_context = attr->cq_context;
+	}
+	return cq;
+}
+
+} // namespace
+
 ibv_context *FakeDevice::open_context()
 {
 	verbs_context *vctx = xiw::kDeviceOps.alloc_context(
 		&vdev_->device, kernel.cmd_fd, nullptr);
-	return vctx == nullptr ? nullptr : &vctx->context;
+
+	if (vctx == nullptr) {
+		return nullptr;
+	}
+	vctx->create_cq_ex = lib_create_cq_ex;
+	return &vctx->context;
 }
 
 const SeenCommand *FakeDevice::last_seen(std::uint32_t command)

@@ -60,6 +60,59 @@ TEST_F(Queues, CreatesACqAndMapsItsRing)
 	EXPECT_TRUE(kernel.user_mappings.empty());
 }
 
+TEST_F(Queues, CreatesAnExtendedCqAndMapsItsRing)
+{
+	ibv_cq_init_attr_ex attr{};
+	attr.cqe = 10;
+	attr.wc_flags = IBV_WC_STANDARD_FLAGS;
+	ibv_cq_ex *cq = ibv_create_cq_ex(ctx_, &attr);
+	ASSERT_NE(cq, nullptr) << std::strerror(errno);
+
+	ASSERT_EQ(kernel.cqs.size(), 1U);
+	const auto &[handle, fake] = *kernel.cqs.begin();
+	EXPECT_EQ(ibv_cq_ex_to_cq(cq)->handle, handle);
+	EXPECT_EQ(ibv_cq_ex_to_cq(cq)->cqe, 16);
+	ASSERT_EQ(kernel.user_mappings.size(), 1U);
+	EXPECT_EQ(kernel.user_mappings[0].key, fake.ring->key());
+	EXPECT_EQ(xiw::Cq::from(cq), xiw::Cq::from(ibv_cq_ex_to_cq(cq)));
+	EXPECT_NE(cq->start_poll, nullptr);
+	EXPECT_NE(cq->read_dlid_path_bits, nullptr);
+
+	EXPECT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	EXPECT_TRUE(kernel.cqs.empty());
+	EXPECT_TRUE(kernel.user_mappings.empty());
+}
+
+TEST_F(Queues, RefusesExtendedCqsWithWhatItCannotReport)
+{
+	const std::size_t commands = kernel.seen.size();
+	ibv_cq_init_attr_ex attr{};
+	attr.cqe = 4;
+
+	for (const std::uint64_t wc_flags :
+	     {std::uint64_t{IBV_WC_EX_WITH_COMPLETION_TIMESTAMP},
+	      std::uint64_t{IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK},
+	      std::uint64_t{IBV_WC_EX_WITH_CVLAN},
+	      std::uint64_t{IBV_WC_EX_WITH_FLOW_TAG},
+	      std::uint64_t{IBV_WC_EX_WITH_TM_INFO}}) {
+		attr.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | wc_flags;
+		errno = 0;
+		EXPECT_EQ(ibv_create_cq_ex(ctx_, &attr), nullptr) << wc_flags;
+		EXPECT_EQ(errno, EOPNOTSUPP) << wc_flags;
+	}
+	attr.wc_flags = 0;
+	attr.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	attr.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	EXPECT_EQ(ibv_create_cq_ex(ctx_, &attr), nullptr);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+	attr.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
+	attr.flags = 0;
+	EXPECT_EQ(ibv_create_cq_ex(ctx_, &attr), nullptr);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+	EXPECT_EQ(kernel.seen.size(), commands);
+	EXPECT_TRUE(kernel.cqs.empty());
+}
+
 TEST_F(Queues, SharesTheCqRingWithTheKernel)
 {
 	ibv_cq *cq = ibv_create_cq(ctx_, 4, nullptr, nullptr, 0);
