@@ -96,14 +96,6 @@ std::uint32_t qp_state(xiw_ring_ctrl &ctrl) noexcept
 	return shared_word(ctrl.qp_state).load(std::memory_order_acquire);
 }
 
-/* The same, for struct ibv_qp's state field: a value it has, else ERR. */
-ibv_qp_state ring_qp_state(xiw_ring_ctrl &ctrl) noexcept
-{
-	const std::uint32_t s = qp_state(ctrl);
-
-	return s <= IBV_QPS_ERR ? static_cast<ibv_qp_state>(s) : IBV_QPS_ERR;
-}
-
 /* The ring format's limits on what a QP may ask for. */
 bool caps_fit_the_rings(const ibv_qp_cap &cap) noexcept
 {
@@ -195,11 +187,6 @@ std::unique_ptr<Qp> Qp::create(ibv_pd *pd, ibv_qp_init_attr *attr) noexcept
 		errno = map_err;
 		return nullptr;
 	}
-	/*
-	 * ibv_cmd_create_qp() wrote RESET, the InfiniBand start; an iWARP
-	 * QP starts in Idle, which the kernel publishes as INIT.
-	 */
-	qp->ibqp().state = ring_qp_state(qp->sq_ring.ctrl());
 	/* What the kernel granted, as ibv_cmd_create_qp() left it in attr. */
 	qp->send_limits = SendLimits{
 		.max_sge = std::min<std::uint32_t>(attr->cap.max_send_sge,
