@@ -140,6 +140,33 @@ std::uint32_t slots_for(std::uint32_t wanted)
 	return std::bit_ceil(std::max<std::uint32_t>(wanted, 1));
 }
 
+/* The driver's side of a new CQ: its handle, ring and answer. */
+struct NewCq {
+	std::uint32_t handle;
+	std::uint32_t num;
+	FakeRing *ring;
+	xiw_create_cq_resp drv;
+};
+
+/* 0, or the errno the creation fails with; the CQ is not registered yet. */
+int new_cq(std::uint32_t cqe, NewCq &cq)
+{
+	if (kernel.create_errno != 0) {
+		return kernel.create_errno;
+	}
+	cq.num = slots_for(cqe);
+	cq.ring = new_ring<xiw_cqe>(cq.num);
+	if (cq.ring == nullptr) {
+		return ENOMEM;
+	}
+	cq.handle = kernel.next_handle++;
+	cq.drv = xiw_create_cq_resp{};
+	cq.drv.cq_key = cq.ring->key();
+	cq.drv.cq_id = cq.handle;
+	cq.drv.num_cqe = cq.num;
+	return 0;
+}
+
 void note_destroy()
 {
 	kernel.mappings_at_destroy.push_back(kernel.user_mappings.size());
@@ -157,11 +184,11 @@ ssize_t create_cq_ex(const std::byte *cmd, std::size_t len,
 {
 	const std::size_t at = sizeof(hdr) + sizeof(ex);
 	ibv_ex_create_cq_resp core{};
-	xiw_create_cq_resp drv{};
 
 	if (len < at + sizeof(ib_uverbs_ex_create_cq) ||
 	    std::size_t{hdr.out_words} * 8 < sizeof(core) ||
-	    std::size_t{ex.provider_out_words} * 8 < sizeof(drv)) {
+	    std::size_t{ex.provider_out_words} * 8 <
+		    sizeof(xiw_create_cq_resp)) {
 		return fail(EINVAL);
 	}
 	const auto req = read_at<ib_uverbs_ex_create_cq>(cmd, at);
@@ -169,26 +196,17 @@ ssize_t create_cq_ex(const std::byte *cmd, std::size_t len,
 	if (req.flags != 0) {
 		return fail(EOPNOTSUPP);
 	}
-	if (kernel.create_errno != 0) {
-		return fail(kernel.create_errno);
+	NewCq cq{};
+	if (const int err = new_cq(req.cqe, cq); err != 0) {
+		return fail(err);
 	}
-	const std::uint32_t num = slots_for(req.cqe);
-	FakeRing *ring = new_ring<xiw_cqe>(num);
-	if (ring == nullptr) {
-		return fail(ENOMEM);
-	}
-	const std::uint32_t handle = kernel.next_handle++;
-
-	core.base.cq_handle = handle;
-	core.base.cqe = num;
+	core.base.cq_handle = cq.handle;
+	core.base.cqe = cq.num;
 	core.response_length = sizeof(core);
-	drv.cq_key = ring->key();
-	drv.cq_id = handle;
-	drv.num_cqe = num;
 	std::memcpy(user_ptr(ex.response), &core, sizeof(core));
 	std::memcpy(user_ptr(ex.response) + std::size_t{hdr.out_words} * 8,
-		    &drv, sizeof(drv));
-	kernel.cqs[handle] = FakeCq{num, ring};
+		    &cq.drv, sizeof(cq.drv));
+	kernel.cqs[cq.handle] = FakeCq{cq.num, cq.ring};
 	return static_cast<ssize_t>(len);
 }
 
@@ -290,34 +308,24 @@ ssize_t dealloc_pd(const Command &cmd)
 ssize_t create_cq(const Command &cmd)
 {
 	ib_uverbs_create_cq req{};
+	ib_uverbs_create_cq_resp core{};
+	NewCq cq{};
 
 	if (!read_req(cmd, req)) {
 		return fail(EINVAL);
 	}
-	if (kernel.create_errno != 0) {
-		return fail(kernel.create_errno);
+	if (const int err = new_cq(req.cqe, cq); err != 0) {
+		return fail(err);
 	}
-	const std::uint32_t num = slots_for(req.cqe);
-	FakeRing *ring = new_ring<xiw_cqe>(num);
-	if (ring == nullptr) {
-		return fail(ENOMEM);
-	}
-	const std::uint32_t handle = kernel.next_handle++;
-	ib_uverbs_create_cq_resp core{};
-	xiw_create_cq_resp drv{};
-
-	core.cq_handle = handle;
-	core.cqe = num;
-	drv.cq_key = ring->key();
-	drv.cq_id = handle;
-	drv.num_cqe = num;
+	core.cq_handle = cq.handle;
+	core.cqe = cq.num;
 	if (kernel.tweak_cq_resp) {
-		kernel.tweak_cq_resp(drv);
+		kernel.tweak_cq_resp(cq.drv);
 	}
-	if (!put_split_response(cmd, core, drv)) {
+	if (!put_split_response(cmd, core, cq.drv)) {
 		return fail(ENOSPC);
 	}
-	kernel.cqs[handle] = FakeCq{num, ring};
+	kernel.cqs[cq.handle] = FakeCq{cq.num, cq.ring};
 	return 0;
 }
 
