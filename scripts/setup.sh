@@ -21,7 +21,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static cpio kmod iproute2
 	rdma-core ibverbs-providers libibverbs-dev librdmacm-dev
 	ibverbs-utils rdmacm-utils perftest qperf iperf3 nvme-cli ethtool
-	libfabric-dev libfabric-bin
+	libfabric-dev libfabric-bin python3-pyverbs
 	sparse clang-tidy libgtest-dev googletest nfs-kernel-server nfs-common
 )
 
