@@ -268,23 +268,23 @@ FIXTURE_TEARDOWN(bulk)
 	xm_params_default();
 }
 
-TEST_F_TIMEOUT(bulk, write_64mib, 300)
+TEST_F_TIMEOUT(bulk, write_64mib, 600)
 {
 	xb_write(_metadata, self->c, self->s, self->seed);
 }
 
-TEST_F_TIMEOUT(bulk, send_64mib, 300)
+TEST_F_TIMEOUT(bulk, send_64mib, 600)
 {
 	xb_send(_metadata, self->c, self->s, self->seed);
 }
 
-TEST_F_TIMEOUT(bulk, read_64mib, 300)
+TEST_F_TIMEOUT(bulk, read_64mib, 600)
 {
 	xb_read(_metadata, self->c, self->s, self->seed);
 }
 
 /* And the other way: the MPA responder reads from the initiator. */
-TEST_F_TIMEOUT(bulk, read_64mib_reverse, 300)
+TEST_F_TIMEOUT(bulk, read_64mib_reverse, 600)
 {
 	xw_initiator_first(_metadata, self->c, self->s);
 	xb_read(_metadata, self->s, self->c, self->seed);
