@@ -667,6 +667,10 @@ TEST_F(DataPath, ExtendedPollReadsWhatPollCqWould)
 		ibv_poll_cq_attr poll{};
 
 		EXPECT_EQ(ibv_start_poll(cq, &poll), ENOENT);
+		/* No poll attribute is known: any is refused, no lock kept. */
+		poll.comp_mask = 1;
+		EXPECT_EQ(ibv_start_poll(cq, &poll), EINVAL);
+		poll.comp_mask = 0;
 		xiw_cqe cqe{};
 		cqe.flags = XIW_CQE_WITH_IMM;
 		cqe.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
