@@ -17,7 +17,9 @@
  *             copy the body; release-store 0 (the producer may reuse it).
  *
  * Neither side ever writes the other's index or reads a slot it does not
- * own, so the only synchronisation needed is on the flags word.
+ * own, so the only synchronisation needed is on the flags word. A slot
+ * whose flags word lacks VALID is the producer's whatever else the word
+ * holds: a producer may fill slots ahead and hand them over later.
  */
 #ifndef XIW_RING_H
 #define XIW_RING_H
@@ -165,14 +167,65 @@ public:
 		return true;
 	}
 
+	/*
+	 * A batch that is handed over all at once or not at all
+	 * (ibv_wr_start() to ibv_wr_complete() or ibv_wr_abort()) is written
+	 * ahead of the index first. stage() copies content, all but its
+	 * flags word, into the slot ahead slots past the next one and stores
+	 * flags_word there without XIW_SLOT_VALID: the slot stays the
+	 * producer's, and the consumer passes it by as empty. Returns false,
+	 * having written nothing, if the slot is still the consumer's or if
+	 * ahead is not less than the ring's size (the batch would overwrite
+	 * itself).
+	 */
+	bool stage(std::uint32_t ahead, const Slot &content,
+		   std::uint32_t flags_word) noexcept
+	{
+		if (ahead > mask_) {
+			return false;
+		}
+		Slot &slot = at(index_ + ahead);
+
+		if ((flags(slot).load(std::memory_order_acquire) &
+		     XIW_SLOT_VALID) != 0) {
+			return false;
+		}
+		ring_detail::copy_body(slot, content);
+		flags(slot).store(flags_word & ~XIW_SLOT_VALID,
+				  std::memory_order_relaxed);
+		return true;
+	}
+
+	/* Hands over the first count staged slots, in order. */
+	void publish_staged(std::uint32_t count) noexcept
+	{
+		for (std::uint32_t i = 0; i < count; ++i) {
+			std::atomic_ref<std::uint32_t> word = flags(next());
+
+			word.store(word.load(std::memory_order_relaxed) |
+					   XIW_SLOT_VALID,
+				   std::memory_order_release);
+			++index_;
+		}
+	}
+
+	/* Forgets the first count staged slots: they are empty again. */
+	void discard_staged(std::uint32_t count) noexcept
+	{
+		for (std::uint32_t i = 0; i < count; ++i) {
+			flags(at(index_ + i)).store(0, std::memory_order_relaxed);
+		}
+	}
+
 	/* Slots produced so far, modulo 2^32. */
 	[[nodiscard]] std::uint32_t index() const noexcept { return index_; }
 
 private:
-	[[nodiscard]] Slot &next() const noexcept
+	[[nodiscard]] Slot &at(std::uint32_t index) const noexcept
 	{
-		return slots_[index_ & mask_];
+		return slots_[index & mask_];
 	}
+	[[nodiscard]] Slot &next() const noexcept { return at(index_); }
 
 	static std::atomic_ref<std::uint32_t> flags(Slot &slot) noexcept
 	{

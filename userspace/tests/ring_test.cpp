@@ -158,6 +158,79 @@ TEST(Ring, RefusesToOverwriteASlotTheConsumerHolds)
 	EXPECT_TRUE(ring.producer.full());
 }
 
+TEST(Ring, StagedSlotsStayTheProducersUntilPublished)
+{
+	constexpr std::uint32_t kNum = 8;
+	Ring ring(kNum);
+	TestSlot out{};
+
+	ASSERT_TRUE(ring.producer.stage(0, entry(1, 10), 0x5 | XIW_SLOT_VALID));
+	ASSERT_TRUE(ring.producer.stage(1, entry(1, 11), 0x6));
+	EXPECT_EQ(flags_of(ring.slots[0]), 0x5U) << "VALID before publishing";
+	EXPECT_EQ(ring.slots[1].seq, 11U);
+	EXPECT_EQ(ring.producer.index(), 0U);
+	EXPECT_FALSE(ring.consumer.pop(out)) << "a staged slot was taken";
+
+	ring.producer.publish_staged(2);
+	EXPECT_EQ(ring.producer.index(), 2U);
+	ASSERT_TRUE(ring.consumer.pop(out));
+	EXPECT_EQ(out.flags, XIW_SLOT_VALID | 0x5);
+	EXPECT_EQ(out.seq, 10U);
+	ASSERT_TRUE(ring.consumer.pop(out));
+	EXPECT_EQ(out.flags, XIW_SLOT_VALID | 0x6);
+	EXPECT_EQ(out.check, check_of(1, 11));
+	EXPECT_FALSE(ring.consumer.pop(out));
+}
+
+TEST(Ring, DiscardedSlotsAreEmptyAndReused)
+{
+	Ring ring(4);
+	TestSlot out{};
+
+	ASSERT_TRUE(ring.producer.stage(0, entry(2, 20), 0x7));
+	ASSERT_TRUE(ring.producer.stage(1, entry(2, 21), 0x7));
+	ring.producer.discard_staged(2);
+	EXPECT_EQ(flags_of(ring.slots[0]), 0U);
+	EXPECT_EQ(flags_of(ring.slots[1]), 0U);
+	EXPECT_EQ(ring.producer.index(), 0U);
+	EXPECT_FALSE(ring.consumer.pop(out));
+
+	ASSERT_TRUE(ring.producer.push(entry(2, 22), 0));
+	ASSERT_TRUE(ring.consumer.pop(out));
+	EXPECT_EQ(out.seq, 22U);
+}
+
+TEST(Ring, StagingStopsAtTheConsumersSlotsAndAtOneLap)
+{
+	constexpr std::uint32_t kNum = 4;
+	Ring ring(kNum);
+	TestSlot out{};
+
+	ASSERT_TRUE(ring.producer.push(entry(0, 0), 0));
+	ASSERT_TRUE(ring.producer.push(entry(0, 1), 0));
+	ASSERT_TRUE(ring.consumer.pop(out));
+	/* Slot 1 is the consumer's: only slots 2, 3 and 0 can be staged. */
+	EXPECT_TRUE(ring.producer.stage(0, entry(0, 2), 0));
+	EXPECT_TRUE(ring.producer.stage(1, entry(0, 3), 0));
+	EXPECT_TRUE(ring.producer.stage(2, entry(0, 4), 0));
+	EXPECT_FALSE(ring.producer.stage(3, entry(0, 5), 0));
+	EXPECT_EQ(ring.slots[1].seq, 1U) << "a held slot was overwritten";
+
+	ASSERT_TRUE(ring.consumer.pop(out));
+	EXPECT_TRUE(ring.producer.stage(3, entry(0, 5), 0));
+	/* A fifth would land on the first staged slot. */
+	EXPECT_FALSE(ring.producer.stage(kNum, entry(0, 6), 0));
+	EXPECT_FALSE(ring.producer.stage(0xffffffffU, entry(0, 6), 0));
+	EXPECT_EQ(ring.slots[2].seq, 2U);
+
+	ring.producer.publish_staged(kNum);
+	for (std::uint64_t seq = 2; seq < 6; ++seq) {
+		ASSERT_TRUE(ring.consumer.pop(out));
+		EXPECT_EQ(out.seq, seq);
+	}
+	EXPECT_FALSE(ring.consumer.pop(out));
+}
+
 /* Batches of every size from 1 to the ring's, lap after lap. */
 TEST(Ring, WrapsAroundOverManyLaps)
 {

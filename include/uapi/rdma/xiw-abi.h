@@ -47,7 +47,9 @@ struct xiw_alloc_ucontext_resp {
  * the producer while its XIW_SLOT_VALID flag is clear: the producer fills
  * it, then sets the flag with a release store. The consumer sees the flag
  * with an acquire load, copies the slot, then clears the flag with a
- * release store, handing the slot back.
+ * release store, handing the slot back. Until the flag is set the
+ * consumer reads nothing of a slot, so a producer may fill slots ahead,
+ * other flag bits included, and set their flags later, in order.
  *
  * SQ, RQ, SRQ: user space produces, the kernel consumes.
  * CQ: the kernel produces, user space consumes. A CQE the kernel cannot
