@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <span>
 
 #include <infiniband/verbs.h>
@@ -45,11 +46,13 @@ constexpr std::array kSendOpcodes{
 static_assert(static_cast<int>(IBV_WR_SEND) == IB_UVERBS_WR_SEND);
 static_assert(static_cast<int>(IBV_WR_RDMA_READ) == IB_UVERBS_WR_RDMA_READ);
 
-const SendOpcode *find_send_opcode(ibv_wr_opcode verb) noexcept
+/* The opcode whose member (verb or wire) is key, or null. */
+template <typename Key>
+const SendOpcode *find_opcode(Key SendOpcode::*member, Key key) noexcept
 {
 	const auto *it = std::find_if(kSendOpcodes.begin(), kSendOpcodes.end(),
-				      [verb](const SendOpcode &op) {
-					      return op.verb == verb;
+				      [member, key](const SendOpcode &op) {
+					      return op.*member == key;
 				      });
 	return it == kSendOpcodes.end() ? nullptr : it;
 }
@@ -109,63 +112,135 @@ void copy_sges(std::span<const ibv_sge> from,
 		       });
 }
 
-/* Copies the data the SGEs point to into the SQE; EINVAL if it is too much. */
-int copy_inline(std::span<const ibv_sge> sges, std::uint32_t max,
+/* Where a buffer's data is and how long it is, for copy_inline(). */
+const void *data_of(const ibv_sge &sge) noexcept
+{
+	// An SGE's address is the application's pointer to its data.
+	// NOLINTNEXTLINE(performance-no-int-to-ptr)
+	return reinterpret_cast<const void *>(sge.addr);
+}
+std::size_t length_of(const ibv_sge &sge) noexcept
+{
+	return sge.length;
+}
+const void *data_of(const ibv_data_buf &buf) noexcept
+{
+	return buf.addr;
+}
+std::size_t length_of(const ibv_data_buf &buf) noexcept
+{
+	return buf.length;
+}
+
+/* Forgets the data a builder or setter gave the SQE before. */
+void clear_data(xiw_sqe &sqe) noexcept
+{
+	sqe.flags &= ~XIW_WQE_INLINE;
+	sqe.num_sge = 0;
+	sqe.inline_len = 0;
+	std::fill(std::begin(sqe.sge), std::end(sqe.sge), xiw_sge{});
+}
+
+/*
+ * Copies the data of the buffers into the SQE, logically concatenated;
+ * EINVAL, the SQE left without data, if it is more than max.
+ */
+template <typename Buf>
+int copy_inline(std::span<const Buf> bufs, std::uint32_t max,
 		xiw_sqe &sqe) noexcept
 {
-	std::uint64_t total = 0;
+	const std::size_t limit = std::min<std::size_t>(max, XIW_MAX_INLINE);
+	std::size_t total = 0;
 
-	for (const ibv_sge &sge : sges) {
-		total += sge.length;
-	}
-	if (total > max || total > XIW_MAX_INLINE) {
-		return EINVAL;
+	clear_data(sqe);
+	for (const Buf &buf : bufs) {
+		if (length_of(buf) > limit - total) {
+			return EINVAL;
+		}
+		total += length_of(buf);
 	}
 	auto *dst = reinterpret_cast<std::byte *>(&sqe.sge[0]);
-	for (const ibv_sge &sge : sges) {
-		if (sge.length == 0) {
+	for (const Buf &buf : bufs) {
+		if (length_of(buf) == 0) {
 			continue;
 		}
-		// An SGE's address is the application's pointer to its data.
-		// NOLINTNEXTLINE(performance-no-int-to-ptr)
-		std::memcpy(dst, reinterpret_cast<const void *>(sge.addr),
-			    sge.length);
-		dst += sge.length;
+		std::memcpy(dst, data_of(buf), length_of(buf));
+		dst += length_of(buf);
 	}
+	sqe.flags |= XIW_WQE_INLINE;
 	sqe.inline_len = static_cast<std::uint16_t>(total);
 	return 0;
 }
 
 } // namespace
 
-int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
+int begin_sqe(const WrHead &head, const SendLimits &limits,
 	      xiw_sqe &sqe) noexcept
 {
-	const SendOpcode *op = find_send_opcode(wr.opcode);
-	const bool want_inline = (wr.send_flags & IBV_SEND_INLINE) != 0;
+	const SendOpcode *op = find_opcode(&SendOpcode::verb, head.opcode);
 
-	if (op == nullptr ||
-	    !sge_count_ok(wr.sg_list, wr.num_sge, limits.max_sge) ||
-	    (want_inline && !op->may_inline)) {
+	sqe = xiw_sqe{};
+	if (op == nullptr) {
 		return EINVAL;
 	}
-	sqe = xiw_sqe{};
 	sqe.opcode = op->wire;
-	sqe.wr_id = wr.wr_id;
-	sqe.flags = map_flags(wr.send_flags, kSendFlags);
+	sqe.wr_id = head.wr_id;
+	sqe.flags = map_flags(head.send_flags, kSendFlags);
 	if (limits.sig_all) {
 		sqe.flags |= XIW_WQE_SIGNALED;
 	}
+	return 0;
+}
+
+int set_sqe_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
+		 xiw_sqe &sqe) noexcept
+{
+	clear_data(sqe);
+	if (sges.size() > limits.max_sge || sges.size() > XIW_MAX_SGE) {
+		return EINVAL;
+	}
+	sqe.num_sge = static_cast<std::uint8_t>(sges.size());
+	copy_sges(sges, sqe.sge);
+	return 0;
+}
+
+int set_sqe_inline(std::span<const ibv_data_buf> bufs,
+		   const SendLimits &limits, xiw_sqe &sqe) noexcept
+{
+	const SendOpcode *op = find_opcode(&SendOpcode::wire, sqe.opcode);
+
+	if (op == nullptr || !op->may_inline) {
+		clear_data(sqe);
+		return EINVAL;
+	}
+	return copy_inline(bufs, limits.max_inline, sqe);
+}
+
+int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
+	      xiw_sqe &sqe) noexcept
+{
+	const bool want_inline = (wr.send_flags & IBV_SEND_INLINE) != 0;
+	const int err = begin_sqe({wr.opcode, wr.wr_id, wr.send_flags},
+				  limits, sqe);
+
+	if (err != 0) {
+		return err;
+	}
+	const SendOpcode &op = *find_opcode(&SendOpcode::verb, wr.opcode);
+	if (!sge_count_ok(wr.sg_list, wr.num_sge, limits.max_sge) ||
+	    (want_inline && !op.may_inline)) {
+		return EINVAL;
+	}
 	// The opcode says which member of each verbs union is meant.
 	// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access)
-	if (op->invalidates) {
+	if (op.invalidates) {
 		sqe.ex = wr.invalidate_rkey;
 	}
-	if (op->immediate) {
+	if (op.immediate) {
 		/* As posted, in network byte order: the peer sees the same. */
 		sqe.ex = wr.imm_data;
 	}
-	if (op->remote) {
+	if (op.remote) {
 		sqe.rkey = wr.wr.rdma.rkey;
 		sqe.raddr = wr.wr.rdma.remote_addr;
 	}
@@ -173,12 +248,9 @@ int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
 
 	const std::span<const ibv_sge> sges = sges_of(wr.sg_list, wr.num_sge);
 	if (want_inline) {
-		sqe.flags |= XIW_WQE_INLINE;
 		return copy_inline(sges, limits.max_inline, sqe);
 	}
-	sqe.num_sge = static_cast<std::uint8_t>(sges.size());
-	copy_sges(sges, sqe.sge);
-	return 0;
+	return set_sqe_sges(sges, limits, sqe);
 }
 
 int build_rqe(const ibv_recv_wr &wr, std::uint32_t max_sge,

@@ -9,6 +9,7 @@
 #define XIW_WR_H
 
 #include <cstdint>
+#include <span>
 
 #include <infiniband/verbs.h>
 #include <rdma/xiw-abi.h>
@@ -34,13 +35,40 @@ struct SendLimits {
 /*
  * Fills sqe (all of it, flags without XIW_SLOT_VALID) from a send work
  * request. Returns 0, or EINVAL if xiw cannot carry the request: an opcode
- * other than SEND, SEND_WITH_INV, RDMA_WRITE and RDMA_READ, more SGEs than
- * limits allow, IBV_SEND_INLINE on another opcode than SEND or RDMA_WRITE
- * or with more than limits.max_inline bytes. With IBV_SEND_INLINE the data
- * is copied from the SGEs' addresses now.
+ * other than SEND, SEND_WITH_INV, RDMA_WRITE, RDMA_WRITE_WITH_IMM and
+ * RDMA_READ, more SGEs than limits allow, IBV_SEND_INLINE on another
+ * opcode than SEND or an RDMA Write or with more than limits.max_inline
+ * bytes. With IBV_SEND_INLINE the data is copied from the SGEs' addresses
+ * now.
  */
 int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
 	      xiw_sqe &sqe) noexcept;
+
+/*
+ * build_sqe() in steps, for the ibv_wr_*() builders and setters (qp_ex.cpp).
+ * begin_sqe() fills sqe (all of it) with the opcode, the wr_id and the
+ * flags that build_sqe() would set, and no data; EINVAL if xiw cannot carry the
+ * opcode. The caller then sets rkey and raddr or ex as the opcode needs.
+ */
+struct WrHead {
+	ibv_wr_opcode opcode;
+	std::uint64_t wr_id;
+	unsigned int send_flags; /* enum ibv_send_flags */
+};
+int begin_sqe(const WrHead &head, const SendLimits &limits,
+	      xiw_sqe &sqe) noexcept;
+
+/*
+ * Give sqe its data, replacing what it had: an SGE list (EINVAL if longer
+ * than limits.max_sge), or the bytes of the buffers, logically
+ * concatenated, copied now (EINVAL for an opcode other than SEND or an
+ * RDMA Write, or for more than limits.max_inline bytes). After EINVAL sqe
+ * has no data.
+ */
+int set_sqe_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
+		 xiw_sqe &sqe) noexcept;
+int set_sqe_inline(std::span<const ibv_data_buf> bufs,
+		   const SendLimits &limits, xiw_sqe &sqe) noexcept;
 
 /*
  * Fills rqe (all of it, flags 0) from a receive work request. Returns 0, or
