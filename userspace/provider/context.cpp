@@ -26,6 +26,7 @@ constexpr verbs_context_ops make_context_ops() noexcept
 	ops.create_cq = create_cq;
 	ops.create_cq_ex = create_cq_ex;
 	ops.create_qp = create_qp;
+	ops.create_qp_ex = create_qp_ex;
 	ops.create_srq = create_srq;
 	ops.dealloc_pd = dealloc_pd;
 	ops.dereg_mr = dereg_mr;

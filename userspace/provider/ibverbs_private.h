@@ -573,6 +573,15 @@ int ibv_cmd_create_cq_ex(ibv_context *context,
 int ibv_cmd_create_qp(ibv_pd *pd, ibv_qp *qp, ibv_qp_init_attr *attr,
 		      struct ibv_create_qp *cmd, std::size_t cmd_size,
 		      ibv_create_qp_resp *resp, std::size_t resp_size);
+/*
+ * The same command for ibv_create_qp_ex(); comp_mask may hold only PD,
+ * XRCD and SEND_OPS_FLAGS. It fills the ibv_qp of qp, sets qp's comp_mask
+ * to 0 (VERBS_QP_XRCD with an XRCD) and updates attr_ex->cap.
+ */
+int ibv_cmd_create_qp_ex(ibv_context *context, verbs_qp *qp,
+			 ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, std::size_t cmd_size,
+			 ibv_create_qp_resp *resp, std::size_t resp_size);
 int ibv_cmd_modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int attr_mask,
 		      struct ibv_modify_qp *cmd, std::size_t cmd_size);
 int ibv_cmd_query_qp(ibv_qp *qp, ibv_qp_attr *qp_attr, int attr_mask,

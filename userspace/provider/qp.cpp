@@ -59,29 +59,6 @@ int write_doorbell(const ibv_qp &ibqp) noexcept
 	return written < 0 ? errno : EIO;
 }
 
-/*
- * After publishing SQEs: rings the send doorbell unless the kernel is busy
- * with the SQ and will find them anyway. Needs no lock.
- */
-int kick_sq(Qp &qp) noexcept
-{
-	/*
-	 * The kernel clears sq_busy, issues a full barrier, then looks at
-	 * the ring once more before it stops. With a full barrier between
-	 * our release of the slots and our read of sq_busy, one of the two
-	 * sees the other's store: the kernel finds the slots, or we find
-	 * sq_busy clear and ring.
-	 */
-	std::atomic_thread_fence(std::memory_order_seq_cst);
-	if (shared_word(qp.sq_ring.ctrl().sq_busy)
-		    .load(std::memory_order_acquire) != 0) {
-		return 0;
-	}
-	return write_doorbell<struct ibv_post_send, ib_uverbs_post_send_resp,
-			      IB_USER_VERBS_CMD_POST_SEND,
-			      sizeof(ib_uverbs_send_wr)>(qp.ibqp());
-}
-
 /* After publishing RQEs in the error state, so that the kernel flushes them. */
 int kick_rq(Qp &qp) noexcept
 {
@@ -131,7 +108,59 @@ int map_rings(Qp &qp, int cmd_fd, const xiw_create_qp_resp &resp,
 	return 0;
 }
 
+/*
+ * What xiw makes of ibv_create_qp_ex()'s attributes: 0, EINVAL for what
+ * libibverbs would trip over, EOPNOTSUPP for what xiw does not offer.
+ */
+int check_qp_init_attr(const ibv_qp_init_attr_ex &attr) noexcept
+{
+	constexpr std::uint32_t kCompMask = IBV_QP_INIT_ATTR_PD |
+					    IBV_QP_INIT_ATTR_CREATE_FLAGS |
+					    IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	const bool send_ops =
+		(attr.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
+	const bool create_flags =
+		(attr.comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) != 0;
+
+	/* libibverbs would dereference them. */
+	if ((attr.comp_mask & IBV_QP_INIT_ATTR_PD) == 0 || attr.pd == nullptr ||
+	    attr.send_cq == nullptr || attr.recv_cq == nullptr) {
+		return EINVAL;
+	}
+	if (attr.qp_type != IBV_QPT_RC || (attr.comp_mask & ~kCompMask) != 0 ||
+	    (create_flags && attr.create_flags != 0) ||
+	    (send_ops && (attr.send_ops_flags & ~kSendOpsFlags) != 0)) {
+		return EOPNOTSUPP;
+	}
+	return caps_fit_the_rings(attr.cap) ? 0 : EINVAL;
+}
+
 } // namespace
+
+std::uint32_t Qp::sq_state() const noexcept
+{
+	return shared_word(sq_ring.ctrl().qp_state)
+		.load(std::memory_order_acquire);
+}
+
+int Qp::kick_sq() noexcept
+{
+	/*
+	 * The kernel clears sq_busy, issues a full barrier, then looks at
+	 * the ring once more before it stops. With a full barrier between
+	 * our release of the slots and our read of sq_busy, one of the two
+	 * sees the other's store: the kernel finds the slots, or we find
+	 * sq_busy clear and ring.
+	 */
+	std::atomic_thread_fence(std::memory_order_seq_cst);
+	if (shared_word(sq_ring.ctrl().sq_busy)
+		    .load(std::memory_order_acquire) != 0) {
+		return 0;
+	}
+	return write_doorbell<struct ibv_post_send, ib_uverbs_post_send_resp,
+			      IB_USER_VERBS_CMD_POST_SEND,
+			      sizeof(ib_uverbs_send_wr)>(ibqp());
+}
 
 int check_create_qp_resp(const xiw_create_qp_resp &resp, bool has_srq) noexcept
 {
@@ -149,37 +178,38 @@ int check_create_qp_resp(const xiw_create_qp_resp &resp, bool has_srq) noexcept
 		       EPROTO;
 }
 
-std::unique_ptr<Qp> Qp::create(ibv_pd *pd, ibv_qp_init_attr *attr) noexcept
+std::unique_ptr<Qp> Qp::create(ibv_context *ibctx,
+			       ibv_qp_init_attr_ex &attr) noexcept
 {
-	if (attr->qp_type != IBV_QPT_RC) {
-		errno = EOPNOTSUPP;
-		return nullptr;
-	}
-	/* libibverbs would dereference them. */
-	if (attr->send_cq == nullptr || attr->recv_cq == nullptr ||
-	    !caps_fit_the_rings(attr->cap)) {
-		errno = EINVAL;
+	const int attr_err = check_qp_init_attr(attr);
+
+	if (attr_err != 0) {
+		errno = attr_err;
 		return nullptr;
 	}
 	std::unique_ptr<Qp> qp(new (std::nothrow) Qp{});
 	struct ibv_create_qp cmd {};
 	CreateQpResp resp{};
+	/* What the kernel is told of: no create flags (there are none). */
+	ibv_qp_init_attr_ex cmd_attr = attr;
+	cmd_attr.comp_mask &=
+		IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 
 	if (!qp) {
 		errno = ENOMEM;
 		return nullptr;
 	}
-	const int err = ibv_cmd_create_qp(pd, &qp->ibqp(), attr, &cmd,
-					  sizeof(cmd), &resp.ibv_resp,
-					  sizeof(resp));
+	const int err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &cmd_attr, &cmd,
+					     sizeof(cmd), &resp.ibv_resp,
+					     sizeof(resp));
 	if (err != 0) {
 		qp.reset();
 		errno = err;
 		return nullptr;
 	}
-	const bool has_srq = attr->srq != nullptr;
-	const int map_err =
-		map_rings(*qp, pd->context->cmd_fd, resp.drv, has_srq);
+	attr.cap = cmd_attr.cap;
+	const bool has_srq = attr.srq != nullptr;
+	const int map_err = map_rings(*qp, ibctx->cmd_fd, resp.drv, has_srq);
 	if (map_err != 0) {
 		/* A new QP has reported no event: the destroy does not wait. */
 		ibv_cmd_destroy_qp(&qp->ibqp());
@@ -187,21 +217,47 @@ std::unique_ptr<Qp> Qp::create(ibv_pd *pd, ibv_qp_init_attr *attr) noexcept
 		errno = map_err;
 		return nullptr;
 	}
-	/* What the kernel granted, as ibv_cmd_create_qp() left it in attr. */
+	/* What the kernel granted, as ibv_cmd_create_qp_ex() left it. */
 	qp->send_limits = SendLimits{
-		.max_sge = std::min<std::uint32_t>(attr->cap.max_send_sge,
+		.max_sge = std::min<std::uint32_t>(attr.cap.max_send_sge,
 						   XIW_MAX_SGE),
 		.max_inline = resp.drv.max_inline,
-		.sig_all = attr->sq_sig_all != 0,
+		.sig_all = attr.sq_sig_all != 0,
 	};
 	qp->max_recv_sge =
-		std::min<std::uint32_t>(attr->cap.max_recv_sge, XIW_MAX_SGE);
+		std::min<std::uint32_t>(attr.cap.max_recv_sge, XIW_MAX_SGE);
+	if ((attr.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0) {
+		set_wr_ops(qp->qpx());
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
 	return qp;
 }
 
 ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr) noexcept
 {
-	std::unique_ptr<Qp> qp = Qp::create(pd, attr);
+	ibv_qp_init_attr_ex attr_ex{};
+
+	attr_ex.qp_context = attr->qp_context;
+	attr_ex.send_cq = attr->send_cq;
+	attr_ex.recv_cq = attr->recv_cq;
+	attr_ex.srq = attr->srq;
+	attr_ex.cap = attr->cap;
+	attr_ex.qp_type = attr->qp_type;
+	attr_ex.sq_sig_all = attr->sq_sig_all;
+	attr_ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	attr_ex.pd = pd;
+
+	std::unique_ptr<Qp> qp = Qp::create(pd->context, attr_ex);
+	if (!qp) {
+		return nullptr;
+	}
+	attr->cap = attr_ex.cap;
+	return &qp.release()->ibqp();
+}
+
+ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr) noexcept
+{
+	std::unique_ptr<Qp> qp = Qp::create(ibctx, *attr);
 
 	if (!qp) {
 		return nullptr;
@@ -260,7 +316,7 @@ int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 	{
 		const std::lock_guard<QueueLock> lock(qp->sq_lock);
 
-		if (qp_state(qp->sq_ring.ctrl()) < IBV_QPS_RTS) {
+		if (qp->sq_state() < IBV_QPS_RTS) {
 			err = EINVAL;
 		} else {
 			err = push_send_chain(qp->sq, qp->send_limits, wr,
@@ -273,7 +329,7 @@ int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 	if (posted == 0) {
 		return err;
 	}
-	const int kick_err = kick_sq(*qp);
+	const int kick_err = qp->kick_sq();
 	if (kick_err != 0 && err == 0) {
 		if (bad_wr != nullptr) {
 			*bad_wr = first;

@@ -230,24 +230,54 @@ struct Qp {
 	std::uint32_t max_recv_sge;
 
 	/*
-	 * Creates the kernel QP (RC only) and maps its rings; null with errno
-	 * set. attr->cap is updated to what the kernel granted.
+	 * ibv_wr_*() (qp_ex.cpp): the batch from ibv_wr_start() to
+	 * ibv_wr_complete() or ibv_wr_abort(), all under sq_lock. The request
+	 * being built is cur; those before it are staged in the SQ ring,
+	 * where the kernel sees them only once ibv_wr_complete() publishes
+	 * them. After the first error (err) the batch goes nowhere.
 	 */
-	static std::unique_ptr<Qp> create(ibv_pd *pd,
-					  ibv_qp_init_attr *attr) noexcept;
+	struct WrBatch {
+		xiw_sqe cur;
+		std::uint32_t staged;
+		bool building; /* cur holds a request */
+		int err;
+	};
+	WrBatch batch;
+
+	/*
+	 * Creates the kernel QP (RC only) and maps its rings; null with errno
+	 * set. attr.cap is updated to what the kernel granted. With
+	 * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS the QP is an ibv_qp_ex with the
+	 * ibv_wr_*() entry points.
+	 */
+	static std::unique_ptr<Qp> create(ibv_context *ibctx,
+					  ibv_qp_init_attr_ex &attr) noexcept;
 
 	static Qp *from(ibv_qp *ibqp) noexcept
 	{
 		/* ibqp is vqp.qp, a member of the union at offset 0. */
 		return reinterpret_cast<Qp *>(ibqp);
 	}
-
-	/* The member of the verbs_qp union that libibverbs knows the QP by. */
-	ibv_qp &ibqp() noexcept
+	static Qp *from(ibv_qp_ex *qpx) noexcept
 	{
-		// NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
-		return vqp.qp;
+		/* Likewise vqp.qp_ex. */
+		return reinterpret_cast<Qp *>(qpx);
 	}
+
+	/* The members of the verbs_qp union that libibverbs knows the QP by. */
+	// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access)
+	ibv_qp &ibqp() noexcept { return vqp.qp; }
+	ibv_qp_ex &qpx() noexcept { return vqp.qp_ex; }
+	// NOLINTEND(cppcoreguidelines-pro-type-union-access)
+
+	/* The QP's state as the kernel last published it in the SQ ring. */
+	[[nodiscard]] std::uint32_t sq_state() const noexcept;
+	/*
+	 * After publishing SQEs: rings the send doorbell unless the kernel is
+	 * busy with the SQ and will find them anyway. Needs no lock. 0 or the
+	 * doorbell's errno value.
+	 */
+	int kick_sq() noexcept;
 };
 static_assert(std::is_standard_layout_v<Qp>);
 static_assert(offsetof(Qp, vqp) == 0);
@@ -258,7 +288,17 @@ static_assert(offsetof(Qp, vqp) == 0);
  */
 int check_create_qp_resp(const xiw_create_qp_resp &resp, bool has_srq) noexcept;
 
+/* The ibv_wr_*() requests xiw carries, for IBV_QP_INIT_ATTR_SEND_OPS_FLAGS. */
+constexpr std::uint64_t kSendOpsFlags =
+	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
+	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+	IBV_QP_EX_WITH_RDMA_READ;
+
+/* Points qpx's ibv_wr_*() members at xiw's (qp_ex.cpp). */
+void set_wr_ops(ibv_qp_ex &qpx) noexcept;
+
 ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr) noexcept;
+ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr) noexcept;
 int modify_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask) noexcept;
 int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask,
 	     ibv_qp_init_attr *init_attr) noexcept;
