@@ -297,6 +297,15 @@ constexpr std::uint64_t kSendOpsFlags =
 /* Points qpx's ibv_wr_*() members at xiw's (qp_ex.cpp). */
 void set_wr_ops(ibv_qp_ex &qpx) noexcept;
 
+/*
+ * Whether libibverbs' ibv_qp_to_qp_ex() returns qp's ibv_qp_ex. It reads
+ * verbs_qp.comp_mask at the offset its own struct ibv_qp_ex gives, which
+ * grew in rdma-core 44 and 45 within the same private ABI: a provider
+ * built against another release than the one it runs with would hand out
+ * an extended QP that libibverbs does not see as one.
+ */
+bool libibverbs_finds_qp_ex(Qp &qp) noexcept;
+
 ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr) noexcept;
 ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr) noexcept;
 int modify_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int attr_mask) noexcept;

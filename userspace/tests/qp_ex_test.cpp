@@ -252,6 +252,15 @@ TEST_F(QpEx, RefusesWhatXiwCannotServe)
 		Case{"a UD QP",
 		     [](ibv_qp_init_attr_ex &a) { a.qp_type = IBV_QPT_UD; },
 		     EOPNOTSUPP},
+		/* What xiw lacks comes first: pyverbs skips on EOPNOTSUPP. */
+		Case{"an XRC receive QP, with no PD and no CQ",
+		     [](ibv_qp_init_attr_ex &a) {
+			     a.qp_type = IBV_QPT_XRC_RECV;
+			     a.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+			     a.send_cq = nullptr;
+			     a.recv_cq = nullptr;
+		     },
+		     EOPNOTSUPP},
 		Case{"no PD",
 		     [](ibv_qp_init_attr_ex &a) {
 			     a.comp_mask &= ~IBV_QP_INIT_ATTR_PD;
@@ -277,6 +286,30 @@ TEST_F(QpEx, RefusesWhatXiwCannotServe)
 		EXPECT_EQ(errno, c.err) << c.what;
 	}
 	EXPECT_EQ(count_seen(IB_USER_VERBS_CMD_CREATE_QP), 0U);
+}
+
+TEST_F(QpEx, LibibverbsFindsTheExtendedQpAndOnlyThat)
+{
+	ibv_qp *ex = create(ex_attr());
+	ASSERT_NE(ex, nullptr) << std::strerror(errno);
+	ibv_qp_init_attr_ex attr = ex_attr();
+	attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ibv_qp *plain = create(attr);
+	ASSERT_NE(plain, nullptr) << std::strerror(errno);
+
+	/* The check create makes: comp_mask where this libibverbs reads it. */
+	EXPECT_TRUE(xiw::libibverbs_finds_qp_ex(*xiw::Qp::from(ex)));
+	EXPECT_FALSE(xiw::libibverbs_finds_qp_ex(*xiw::Qp::from(plain)));
+}
+
+TEST_F(QpEx, UndoesAnExtendedQpWhoseRingsCannotBeMapped)
+{
+	kernel.mmap_errno = ENOMEM;
+	errno = 0;
+	EXPECT_EQ(create(ex_attr()), nullptr);
+	EXPECT_EQ(errno, ENOMEM);
+	EXPECT_TRUE(kernel.qps.empty());
+	EXPECT_EQ(count_seen(IB_USER_VERBS_CMD_DESTROY_QP), 1U);
 }
 
 TEST_F(QpEx, ReportsAFailedCreation)
@@ -509,6 +542,26 @@ TEST_F(QpEx, AnErrorAnywhereDropsTheWholeBatch)
 		{"a window bind",
 		 [](ibv_qp_ex *q) { ibv_wr_bind_mw(q, nullptr, 1, nullptr); },
 		 EOPNOTSUPP},
+		{"TSO",
+		 [](ibv_qp_ex *q) { ibv_wr_send_tso(q, nullptr, 0, 0); },
+		 EOPNOTSUPP},
+		{"an atomic write",
+		 [](ibv_qp_ex *q) { q->wr_atomic_write(q, 1, 8, nullptr); },
+		 EOPNOTSUPP},
+		{"inline data before any builder",
+		 [&](ibv_qp_ex *q) {
+			 ibv_wr_abort(q);
+			 ibv_wr_start(q);
+			 ibv_wr_set_inline_data(q, data.data(), 3);
+		 },
+		 EINVAL},
+		{"setters after a failed builder",
+		 [&](ibv_qp_ex *q) {
+			 ibv_wr_local_inv(q, 1);
+			 ibv_wr_set_inline_data(q, data.data(), 3);
+			 ibv_wr_set_sge(q, 1, 2, 3);
+		 },
+		 EOPNOTSUPP},
 	};
 	ibv_qp_ex *qpx = ready_qpx(ex_attr());
 	ASSERT_NE(qpx, nullptr);
@@ -531,6 +584,56 @@ TEST_F(QpEx, AnErrorAnywhereDropsTheWholeBatch)
 	ASSERT_EQ(ibv_wr_complete(qpx), 0);
 	EXPECT_EQ(valid_slots(qpx), 1U);
 	EXPECT_EQ(sq_of(qpx).slot<xiw_sqe>(0).wr_id, 9U);
+}
+
+TEST_F(QpEx, AbortDropsAFailedOrOverfullBatch)
+{
+	ibv_qp_ex *qpx = ready_qpx(ex_attr());
+	ASSERT_NE(qpx, nullptr);
+	const std::uint32_t num = sq_of(qpx).num();
+
+	ibv_wr_start(qpx);
+	add_send(qpx, 1);
+	ibv_wr_atomic_fetch_add(qpx, 1, 8, 1);
+	ibv_wr_abort(qpx);
+
+	/* The request being built when abort comes finds the ring full. */
+	ibv_wr_start(qpx);
+	for (std::uint32_t i = 0; i <= num; ++i) {
+		add_send(qpx, i);
+	}
+	ibv_wr_abort(qpx);
+	EXPECT_EQ(valid_slots(qpx), 0U);
+	for (std::uint32_t i = 0; i < num; ++i) {
+		EXPECT_EQ(sq_of(qpx).flags<xiw_sqe>(i), 0U) << i;
+	}
+
+	/* No error carried over, the lock free. */
+	ibv_wr_start(qpx);
+	add_send(qpx, 7);
+	ASSERT_EQ(ibv_wr_complete(qpx), 0);
+	EXPECT_EQ(valid_slots(qpx), 1U);
+	EXPECT_TRUE(kernel.doorbells.size() == 1U);
+}
+
+TEST_F(QpEx, AnSgeListLongerThanAnSqeHoldsIsRefused)
+{
+	ibv_qp_init_attr_ex attr = ex_attr();
+	attr.cap.max_send_sge = XIW_MAX_SGE;
+	ibv_qp_ex *qpx = ready_qpx(attr);
+	ASSERT_NE(qpx, nullptr);
+	std::vector<ibv_sge> sges(XIW_MAX_SGE + 1, ibv_sge{0x1000, 8, 1});
+
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge_list(qpx, sges.size(), sges.data());
+	EXPECT_EQ(ibv_wr_complete(qpx), EINVAL);
+
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge_list(qpx, XIW_MAX_SGE, sges.data());
+	ASSERT_EQ(ibv_wr_complete(qpx), 0);
+	EXPECT_EQ(sq_of(qpx).slot<xiw_sqe>(0).num_sge, XIW_MAX_SGE);
 }
 
 TEST_F(QpEx, ABatchLargerThanTheFreeSlotsIsRefusedWhole)
