@@ -120,17 +120,33 @@ FIXTURE(cqex) {
 	struct xr_pair p;
 };
 
+/*
+ * One connected pair whose CQs or QPs are made by the extended verbs: 0,
+ * 1 when siw, which has none of them, refused one (why says which), or
+ * -1 with why.
+ */
+static int open_ex_pair(struct xr_link *l, struct xr_net *n,
+			struct xr_pair *p, const struct xr_opts *o, char *why,
+			size_t len)
+{
+	int rc;
+
+	xr_lo_mtu(65536);
+	rc = open_pairs(l, n, p, 1, o, why, len);
+	if (rc && xr_is_siw() && strstr(why, "_ex:"))
+		return 1;
+	return rc;
+}
+
 FIXTURE_SETUP(cqex)
 {
 	struct xr_opts o = { .buflen = 65536, .wr = 16, .sge = 2,
 			     .rd_atom = 4, .cq_ex = true };
 	char why[320] = "";
-	int rc;
+	int rc = open_ex_pair(&self->link, &self->net, &self->p, &o, why,
+			      sizeof(why));
 
-	xr_lo_mtu(65536);
-	rc = open_pairs(&self->link, &self->net, &self->p, 1, &o, why,
-			sizeof(why));
-	if (rc && xr_is_siw() && strstr(why, "_ex:"))
+	if (rc == 1)
 		XSKIP_SETUP("siw has no extended CQ (%s)", why);
 	ASSERT_EQ(0, rc) TH_LOG("%s", why);
 }
@@ -260,6 +276,183 @@ TEST_F(cqex, unsupported_fields_refused)
 	ca.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_create_cq_ex(self->p.srv.id->verbs, &ca));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+}
+
+/* ---- the extended QP: ibv_wr_start() to ibv_wr_complete() ---- */
+
+FIXTURE(qpex) {
+	struct xr_link link;
+	struct xr_net net;
+	struct xr_pair p;
+	struct ibv_qp_ex *cx;	/* the client's */
+};
+
+FIXTURE_SETUP(qpex)
+{
+	struct xr_opts o = { .buflen = 65536, .wr = 16, .sge = 2,
+			     .rd_atom = 4, .qp_ex = true, .inline_data = 64 };
+	char why[320] = "";
+	int rc = open_ex_pair(&self->link, &self->net, &self->p, &o, why,
+			      sizeof(why));
+
+	if (rc == 1)
+		XSKIP_SETUP("siw has no extended QP (%s)", why);
+	ASSERT_EQ(0, rc) TH_LOG("%s", why);
+	self->cx = ibv_qp_to_qp_ex(self->p.cli.qp);
+	ASSERT_NE(NULL, self->cx);
+}
+
+FIXTURE_TEARDOWN(qpex)
+{
+	xr_pairs_fini(&self->p, 1);
+	xr_net_fini(&self->net);
+}
+
+/* Nothing completes on cq within ms: the kernel was given nothing. */
+static bool cq_stays_empty(struct ibv_cq *cq, int ms)
+{
+	struct ibv_wc wc;
+
+	return xr_poll(cq, &wc, 1, ms) == 0;
+}
+
+/*
+ * One batch of every opcode, with an SGE, an SGE list and inline data:
+ * each arrives, completes in order, and the inline source may change as
+ * soon as its setter returns.
+ */
+TEST_F(qpex, batch_of_every_opcode)
+{
+	struct xr_side *c = &self->p.cli, *s = &self->p.srv;
+	struct ibv_qp_ex *cx = self->cx;
+	struct ibv_sge two[2] = { xr_sge(c, 8192, 32), xr_sge(c, 12288, 32) };
+	char hello[] = "hello, iwarp";
+	struct ibv_wc wc[4];
+	int i;
+
+	xr_fill(c->buf, 100, 21);
+	xr_fill(c->buf + 8192, 32, 22);
+	xr_fill(c->buf + 12288, 32, 23);
+	xr_fill(s->buf + 20480, 128, 24);
+	ASSERT_EQ(0, xr_recv(s, 1, 0, 100));
+	ASSERT_EQ(0, xr_recv(s, 2, 0, 0));
+
+	ibv_wr_start(cx);
+	cx->wr_id = 11;
+	cx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(cx);
+	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)c->buf, 100);
+	cx->wr_id = 12;
+	ibv_wr_rdma_write(cx, s->mr->rkey, (uintptr_t)(s->buf + 4096));
+	ibv_wr_set_sge_list(cx, 2, two);
+	cx->wr_id = 13;
+	ibv_wr_rdma_write_imm(cx, s->mr->rkey, (uintptr_t)(s->buf + 16384),
+			      htobe32(0xfeedf00d));
+	ibv_wr_set_inline_data(cx, hello, sizeof(hello));
+	memset(hello, 'x', sizeof(hello));
+	cx->wr_id = 14;
+	ibv_wr_rdma_read(cx, s->mr->rkey, (uintptr_t)(s->buf + 20480));
+	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)(c->buf + 24576), 128);
+	ASSERT_EQ(0, ibv_wr_complete(cx));
+
+	ASSERT_EQ(4, xr_poll(c->cq, wc, 4, XR_WAIT_MS));
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) TH_LOG("wr %d", i);
+		EXPECT_EQ(11 + i, wc[i].wr_id);
+	}
+	EXPECT_EQ(IBV_WC_SEND, wc[0].opcode);
+	EXPECT_EQ(IBV_WC_RDMA_WRITE, wc[1].opcode);
+	EXPECT_EQ(IBV_WC_RDMA_WRITE, wc[2].opcode);
+	EXPECT_EQ(IBV_WC_RDMA_READ, wc[3].opcode);
+	EXPECT_EQ(128, wc[3].byte_len);
+
+	ASSERT_EQ(2, xr_poll(s->cq, wc, 2, XR_WAIT_MS));
+	EXPECT_EQ(1, wc[0].wr_id);
+	EXPECT_EQ(IBV_WC_RECV, wc[0].opcode);
+	EXPECT_EQ(100, wc[0].byte_len);
+	EXPECT_EQ(2, wc[1].wr_id);
+	EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc[1].opcode);
+	EXPECT_EQ(htobe32(0xfeedf00d), wc[1].imm_data);
+	ASSERT_PATTERN(s->buf, 100, 21);
+	ASSERT_PATTERN(s->buf + 4096, 32, 22);
+	ASSERT_PATTERN(s->buf + 4096 + 32, 32, 23);
+	EXPECT_EQ(0, memcmp(s->buf + 16384, "hello, iwarp", 13));
+	ASSERT_PATTERN(c->buf + 24576, 128, 24);
+}
+
+/*
+ * ibv_wr_abort() and a batch with an error both send nothing: the server
+ * sees only the batch after them, and the QP goes on working.
+ */
+TEST_F(qpex, abort_and_error_send_nothing)
+{
+	struct xr_side *c = &self->p.cli, *s = &self->p.srv;
+	struct ibv_qp_ex *cx = self->cx;
+	struct ibv_wc wc;
+
+	xr_fill(c->buf, 64, 31);
+	ASSERT_EQ(0, xr_recv(s, 1, 4096, 64));
+	ASSERT_EQ(0, xr_recv(s, 2, 8192, 64));
+
+	ibv_wr_start(cx);
+	cx->wr_id = 21;
+	cx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(cx);
+	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)c->buf, 64);
+	ibv_wr_abort(cx);
+
+	ibv_wr_start(cx);
+	cx->wr_id = 22;
+	ibv_wr_send(cx);
+	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)c->buf, 64);
+	cx->wr_id = 23;
+	ibv_wr_rdma_read(cx, s->mr->rkey, (uintptr_t)s->buf);
+	ibv_wr_set_inline_data(cx, c->buf, 8);	/* a Read has no inline data */
+	EXPECT_EQ(EINVAL, ibv_wr_complete(cx));
+
+	ibv_wr_start(cx);
+	cx->wr_id = 24;
+	ibv_wr_send(cx);
+	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)c->buf, 64);
+	ibv_wr_atomic_fetch_add(cx, s->mr->rkey, (uintptr_t)s->buf, 1);
+	EXPECT_EQ(EOPNOTSUPP, ibv_wr_complete(cx));
+
+	EXPECT_TRUE(cq_stays_empty(s->cq, 300));
+	EXPECT_TRUE(cq_stays_empty(c->cq, 0));
+
+	ibv_wr_start(cx);
+	cx->wr_id = 25;
+	ibv_wr_send(cx);
+	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)c->buf, 64);
+	ASSERT_EQ(0, ibv_wr_complete(cx));
+	ASSERT_EQ(1, xr_poll(c->cq, &wc, 1, XR_WAIT_MS));
+	EXPECT_EQ(25, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(1, xr_poll(s->cq, &wc, 1, XR_WAIT_MS));
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(64, wc.byte_len);
+	ASSERT_PATTERN(s->buf + 4096, 64, 31);
+	EXPECT_TRUE(cq_stays_empty(s->cq, 100));
+}
+
+/* What xiw cannot carry is refused when the QP is made. */
+TEST_F(qpex, unsupported_send_ops_refused)
+{
+	struct ibv_qp_init_attr_ex qx = {
+		.send_cq = self->p.srv.cq, .recv_cq = self->p.srv.cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = self->p.srv.pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+	};
+
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp_ex(self->p.srv.id->verbs, &qx));
 	EXPECT_EQ(EOPNOTSUPP, errno);
 }
 

@@ -413,6 +413,13 @@ struct xr_opts {
 	bool srq;	/* receives through an SRQ of wr entries */
 	/* Each side's CQ made with ibv_create_cq_ex() (IBV_WC_STANDARD_FLAGS). */
 	bool cq_ex;
+	/*
+	 * Each side's QP made with rdma_create_qp_ex(), for ibv_wr_*(): Send,
+	 * Send with Invalidate, RDMA Write (with Immediate) and Read, with
+	 * inline_data bytes of inline data.
+	 */
+	bool qp_ex;
+	uint32_t inline_data;
 	/* The client's QP is given these remote rights before it connects. */
 	bool cli_access_set;
 	int cli_access;
@@ -570,8 +577,27 @@ static int xr_side_init(struct xr_net *n, struct xr_side *s,
 			return xr_fail(n, "ibv_create_srq: %s", strerror(errno));
 		qa.srq = s->srq;
 	}
-	if (rdma_create_qp(id, s->pd, &qa))
+	qa.cap.max_inline_data = o->inline_data;
+	if (o->qp_ex) {
+		struct ibv_qp_init_attr_ex qx = {
+			.send_cq = qa.send_cq, .recv_cq = qa.recv_cq,
+			.srq = qa.srq, .cap = qa.cap, .qp_type = IBV_QPT_RC,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.pd = s->pd,
+			.send_ops_flags = IBV_QP_EX_WITH_SEND |
+					  IBV_QP_EX_WITH_SEND_WITH_INV |
+					  IBV_QP_EX_WITH_RDMA_WRITE |
+					  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+					  IBV_QP_EX_WITH_RDMA_READ,
+		};
+
+		if (rdma_create_qp_ex(id, &qx))
+			return xr_fail(n, "rdma_create_qp_ex: %s",
+				       strerror(errno));
+	} else if (rdma_create_qp(id, s->pd, &qa)) {
 		return xr_fail(n, "rdma_create_qp: %s", strerror(errno));
+	}
 	s->qp = id->qp;
 	s->len = o->buflen;
 	s->mr = xr_reg(s->pd, o->buflen, &s->buf);
