@@ -28,6 +28,7 @@
 
 #define XN_A		"xiwnsA"
 #define XN_B		"xiwnsB"
+#define XN_INIT		"xiwnsInit"	/* a name for the initial namespace */
 #define XN_DEVA		"xiwnA"
 #define XN_DEVB		"xiwnB"
 #define XN_ADDR_A	"10.77.0.1"
@@ -122,6 +123,7 @@ static void xn_clean(void)
 	sh("ip netns pids " XN_A " 2>/dev/null | xargs -r kill -9;"
 	   " ip netns pids " XN_B " 2>/dev/null | xargs -r kill -9;"
 	   " ip netns del " XN_A " 2>/dev/null; ip netns del " XN_B " 2>/dev/null;"
+	   " ip netns del " XN_INIT " 2>/dev/null;"
 	   " ip link del xnva 2>/dev/null; true");
 }
 
@@ -204,29 +206,72 @@ TEST_F_TIMEOUT(ns, devices_seen_where_the_mode_says, 400)
 	EXPECT_EQ(all, xn_verbs_sees(NULL, XN_DEVB));
 }
 
-/* rping across the veth pair: server in A, client in B. */
-TEST_F_TIMEOUT(ns, rping_across, 400)
+/*
+ * rping across the veth pair, server in A, client in B, 50 pings checked:
+ * 0, or which step failed (with what the programs said).
+ */
+static int xn_rping(pid_t *srv, char *out, size_t len)
 {
 	const char *log = "/tmp/xiw_netns.rping.log";
-	int rc;
 
-	self->srv = xn_start(XN_A, log, "rping -s -a " XN_ADDR_A " -p %d -C 50 -v",
-			     XN_PORT);
-	ASSERT_LT(0, self->srv);
-	ASSERT_TRUE(WAIT_UNTIL(xn_listening(XN_A, XN_PORT), XN_WAIT_MS))
+	*srv = xn_start(XN_A, log, "rping -s -a " XN_ADDR_A " -p %d -C 50 -v",
+			XN_PORT);
+	if (*srv <= 0)
+		return 1;
+	if (!WAIT_UNTIL(xn_listening(XN_A, XN_PORT), XN_WAIT_MS)) {
 		xn_show(log);
-	rc = xsh(self->out, sizeof(self->out),
-		 "ip netns exec " XN_B " timeout -k 2 120 rping -c -a " XN_ADDR_A
-		 " -p %d -C 50 -v", XN_PORT);
-	if (rc)
-		fprintf(stderr, "# client:\n%s\n", self->out);
-	ASSERT_EQ(0, rc);
+		return 2;
+	}
+	if (xsh(out, len, "ip netns exec " XN_B " timeout -k 2 120 rping -c -a "
+		XN_ADDR_A " -p %d -C 50 -v", XN_PORT)) {
+		fprintf(stderr, "# client:\n%s\n", out);
+		return 3;
+	}
 	/* -v prints each ping's payload: all 50 arrived. */
-	ASSERT_NE(NULL, strstr(self->out, "ping data: rdma-ping-49: "));
-	rc = xn_status(&self->srv, 15000);
-	if (rc)
+	if (!strstr(out, "ping data: rdma-ping-49: ")) {
+		fprintf(stderr, "# client:\n%s\n", out);
+		return 4;
+	}
+	if (xn_status(srv, 15000)) {
 		xn_show(log);
-	ASSERT_EQ(0, rc);
+		return 5;
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(ns, rping_across, 400)
+{
+	ASSERT_EQ(0, xn_rping(&self->srv, self->out, sizeof(self->out)));
+}
+
+/*
+ * Exclusive: a device moved out of its namespace into the initial one
+ * (named for rdma with "ip netns attach", which makes no namespace) is
+ * seen there and no longer in its own; moved back, it serves rping again
+ * (the RDMA core unregisters and registers it at each move). Shared: a
+ * device cannot be moved at all.
+ */
+TEST_F_TIMEOUT(ns, moved_out_and_back, 400)
+{
+	if (!variant->exclusive) {
+		EXPECT_NE(0, sh("rdma dev set " XN_DEVA " netns " XN_A
+				" >/dev/null 2>&1"));
+		EXPECT_TRUE(xn_dev_seen(NULL, XN_DEVA));
+		return;
+	}
+	/* rdma names a namespace by its file: give ours (the initial) one. */
+	ASSERT_EQ(0, sh("ip netns attach " XN_INIT " %d", (int)getpid()));
+	ASSERT_EQ(0, sh("ip netns exec " XN_A " rdma dev set " XN_DEVA
+			" netns " XN_INIT));
+	ASSERT_TRUE(WAIT_UNTIL(xn_dev_seen(NULL, XN_DEVA) &&
+			       !xn_dev_seen(XN_A, XN_DEVA), 10000));
+	EXPECT_TRUE(xn_verbs_sees(NULL, XN_DEVA));
+	EXPECT_FALSE(xn_verbs_sees(XN_A, XN_DEVA));
+
+	ASSERT_EQ(0, sh("rdma dev set " XN_DEVA " netns " XN_A));
+	ASSERT_TRUE(WAIT_UNTIL(xn_dev_seen(XN_A, XN_DEVA) &&
+			       !xn_dev_seen(NULL, XN_DEVA), 10000));
+	ASSERT_EQ(0, xn_rping(&self->srv, self->out, sizeof(self->out)));
 }
 
 /*
