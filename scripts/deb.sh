@@ -10,8 +10,11 @@
 #
 #   scripts/deb.sh              set up, build, lint (make deb)
 #   scripts/deb.sh --check      the same, then install, use and purge the
-#                               packages in a VM on 6.1 and one on 6.12
-#                               (make check-deb; scripts/guest/xiw_deb.sh)
+#                               packages in a VM on 6.1 and one on 6.12,
+#                               and build them again in Debian 13 and do
+#                               the same in a Debian 13 VM booted on its
+#                               own kernel (make check-deb;
+#                               scripts/guest/xiw_deb.sh)
 #   scripts/deb.sh --setup      only install what building and testing the
 #                               packages needs (scripts/setup.sh's packages,
 #                               debhelper, dh-dkms, dkms, lintian)
@@ -45,30 +48,44 @@ deb_setup
 [ "$mode" != --setup ] || exit 0
 
 version=$(dpkg-parsechangelog -S Version)
-out=$XIW_REPO/build/deb
-src=$out/src/xiw-$version
-rm -rf "$out"
-mkdir -p "$src"
-echo "== copy the source files to ${src#"$XIW_REPO"/}"
-if git -C "$XIW_REPO" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
-	# The files git tracks or would track, as they are in the work tree;
-	# one deleted but not yet committed is left out.
-	git ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do
-			[ ! -e "$f" ] || printf '%s\0' "$f"
-		done | tar -c --null -T - | tar -x -C "$src"
-else
-	tar -c --exclude=./build --exclude=./.git . | tar -x -C "$src"
-fi
-
-echo "== dpkg-buildpackage -b (log in build/deb/build.log)"
 export DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:+$DEB_BUILD_OPTIONS }noautodbgsym"
-if ! (cd "$src" && dpkg-buildpackage -b -us -uc) > "$out/build.log" 2>&1; then
-	tail -n 40 "$out/build.log"
-	echo "deb: dpkg-buildpackage failed; the whole log is build/deb/build.log" >&2
-	exit 1
-fi
-mv "$out"/src/*.deb "$out"/src/*.changes "$out"/src/*.buildinfo "$out/"
+
+# copy_source OUT: the source files into OUT/src/xiw-VERSION (made anew).
+copy_source() {
+	local src=$1/src/xiw-$version
+	rm -rf "$1"
+	mkdir -p "$src"
+	echo "== copy the source files to ${src#"$XIW_REPO"/}"
+	if git -C "$XIW_REPO" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+		# The files git tracks or would track, as they are in the work
+		# tree; one deleted but not yet committed is left out.
+		git ls-files -z --cached --others --exclude-standard |
+			while IFS= read -r -d '' f; do
+				[ ! -e "$f" ] || printf '%s\0' "$f"
+			done | tar -c --null -T - | tar -x -C "$src"
+	else
+		tar -c --exclude=./build --exclude=./.git . | tar -x -C "$src"
+	fi
+}
+
+# build_debs OUT [RUNNER...]: dpkg-buildpackage -b of OUT's copy, run
+# through RUNNER (the Debian 13 root's --run), the packages into OUT.
+build_debs() {
+	local out=$1 src=$1/src/xiw-$version
+	shift
+	echo "== dpkg-buildpackage -b${1:+ in Debian 13} (log in ${out#"$XIW_REPO"/}/build.log)"
+	if ! "$@" sh -c 'cd "$1" && exec dpkg-buildpackage -b -us -uc' sh "$src" \
+		> "$out/build.log" 2>&1; then
+		tail -n 40 "$out/build.log"
+		echo "deb: dpkg-buildpackage failed; the whole log is ${out#"$XIW_REPO"/}/build.log" >&2
+		return 1
+	fi
+	mv "$out"/src/*.deb "$out"/src/*.changes "$out"/src/*.buildinfo "$out/"
+}
+
+out=$XIW_REPO/build/deb
+copy_source "$out"
+build_debs "$out"
 
 echo "== packages in build/deb"
 for d in "$out"/*.deb; do
@@ -106,14 +123,34 @@ fi
 # Debian 12 with backports has it; XIW_DEB_SERIES picks some): DKMS
 # builds xiw.ko there for every kernel with headers (under TCG, most of
 # the run's time).
+#
+# Then Debian 13 (series d13): the packages built again in its root (with
+# rdma-core 56, so the provider package depends on that), and a guest of
+# that root booted on Debian 13's own kernel, for which DKMS builds inside.
 rc=0
-for series in ${XIW_DEB_SERIES:-6.1 6.12}; do
-	krel=$(scripts/kernel-release.sh --series "$series") ||
-		{ echo "FAIL: vm deb $series: no $series kernel installed"; rc=1; continue; }
-	echo "== VM on $krel: install, use and purge the packages (scripts/guest/xiw_deb.sh)"
+for series in ${XIW_DEB_SERIES:-6.1 6.12 d13}; do
+	debs=build/deb
+	env=()
+	if [ "$series" = d13 ]; then
+		echo "== Debian 13 root with its kernel (scripts/debian13-root.sh --deb)"
+		d13=$(scripts/debian13-root.sh --deb) ||
+			{ echo "FAIL: vm deb d13: no Debian 13 root"; rc=1; continue; }
+		copy_source "$XIW_REPO/build/deb-d13"
+		build_debs "$XIW_REPO/build/deb-d13" scripts/debian13-root.sh --deb --run ||
+			{ echo "FAIL: vm deb d13: the packages did not build"; rc=1; continue; }
+		krel=$(ls "$d13/lib/modules" | head -n 1)
+		debs=build/deb-d13
+		env=(XIW_VM_ROOT="$d13" XIW_VM_ROOT_KERNEL="$krel")
+	else
+		krel=$(scripts/kernel-release.sh --series "$series") ||
+			{ echo "FAIL: vm deb $series: no $series kernel installed"; rc=1; continue; }
+		env=(KREL="$krel")
+	fi
+	echo "== VM on $krel: install, use and purge the packages of $debs (scripts/guest/xiw_deb.sh)"
 	t0=$SECONDS
 	vm_rc=0
-	KREL=$krel scripts/vm-run.sh -n "deb-$series" -t 2400 -- scripts/guest/xiw_deb.sh \
+	env "${env[@]}" scripts/vm-run.sh -n "deb-$series" -t 2400 -- \
+		env XIW_DEB_DIR="$debs" scripts/guest/xiw_deb.sh \
 		> "$out/vm-$series.log" 2>&1 || vm_rc=$?
 	echo "== VM run: exit $vm_rc after $((SECONDS - t0)) s (logs in build/vm/deb-$series)"
 	grep -E '^# (time|package|removed)' "build/vm/deb-$series/output.log" || true

@@ -12,8 +12,13 @@
 #         run CMD as root inside it (chroot), in this repository, which is
 #         bound at the same path, with /proc; the mounts live in a mount
 #         namespace of their own and end with CMD
+#   scripts/debian13-root.sh --deb [--cached | --run CMD...]
+#         the same for a second root that also has Debian 13's own kernel
+#         with its headers, DKMS and the packaging tools (about 1.3 GB)
 #
-# make check builds and tests the provider there against rdma-core 56.
+# make check builds and tests the provider in the first against rdma-core
+# 56; make check-deb builds the packages in the second and boots its
+# kernel to install them (scripts/deb.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -25,6 +30,14 @@ PACKAGES=(
 	ibverbs-providers ibverbs-utils rdmacm-utils perftest qperf
 	iproute2 kmod procps nvme-cli
 )
+
+if [ "${1:-}" = --deb ]; then
+	shift
+	PACKAGES+=(
+		build-essential dpkg-dev debhelper dh-dkms dkms fakeroot
+		linux-image-amd64 linux-headers-amd64
+	)
+fi
 
 # What the root is made of names its cache: the suite, the variant and
 # the packages (the debootstrap line below uses these three).
@@ -51,7 +64,7 @@ case ${1:-} in
 		exec chroot "$root" /bin/sh -c "cd \"\$0\" && exec \"\$@\"" "$repo" "$@"' \
 		sh "$repo" "$root" "$@" ;;
 '') ;;
-*) echo "usage: $0 [--cached | --run COMMAND...]" >&2; exit 2 ;;
+*) echo "usage: $0 [--deb] [--cached | --run COMMAND...]" >&2; exit 2 ;;
 esac
 
 if [ -e "$root/.complete" ]; then

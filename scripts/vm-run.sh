@@ -23,7 +23,9 @@
 # XIW_VM_ROOT=DIR boots another root file system than this machine's
 # (the Debian 13 of scripts/debian13-root.sh), with this machine's kernel:
 # the guest mounts two more shares into it, each with a RAM overlay on
-# top, this repository at its own path and /lib/modules/KREL.
+# top, this repository at its own path and /lib/modules/KREL. With
+# XIW_VM_ROOT_KERNEL=KREL as well it boots that root's own kernel instead,
+# DIR/boot/vmlinuz-KREL with the modules of DIR/lib/modules/KREL.
 #
 # XIW_VM_KDIR=DIR boots the debug kernel of scripts/debug-kernel.sh
 # instead: DIR/vmlinuz, release DIR/release, everything the boot needs
@@ -45,6 +47,7 @@ name=run
 timeout_s=${XIW_VM_TIMEOUT:-900}
 mem=${XIW_VM_MEM:-2G}
 kdir=${XIW_VM_KDIR:-}
+modbase=	# where /lib/modules/KREL is: this machine's, or a root's
 if [ -n "$kdir" ]; then
 	mem=${XIW_VM_MEM:-3G}
 fi
@@ -84,6 +87,12 @@ if [ -n "$kdir" ]; then
 	# interrupt's descriptor as a wild access: a panic in 2 boots of 8
 	# here, none in 11 without LA57.
 	CPU=max,la57=off
+elif [ -n "${XIW_VM_ROOT_KERNEL:-}" ]; then
+	krel=$XIW_VM_ROOT_KERNEL
+	[ -n "${XIW_VM_ROOT:-}" ] && [ -e "$XIW_VM_ROOT/boot/vmlinuz-$krel" ] ||
+		{ echo "vm-run: XIW_VM_ROOT has no kernel $krel" >&2; exit 2; }
+	kernel=$XIW_VM_ROOT/boot/vmlinuz-$krel
+	modbase=$XIW_VM_ROOT
 else
 	krel=$("$here/kernel-release.sh")
 	kernel=/boot/vmlinuz-$krel
@@ -97,7 +106,7 @@ if [ -n "${XIW_VM_ROOT:-}" ]; then
 		{ echo "vm-run: $XIW_VM_ROOT is not a root file system" >&2; exit 2; }
 	root_share=$XIW_VM_ROOT
 	shares=(-virtfs "local,path=$repo,mount_tag=xiwrepo,security_model=none,readonly=on,multidevs=remap"
-		-virtfs "local,path=/lib/modules/$krel,mount_tag=xiwmods,security_model=none,readonly=on,multidevs=remap")
+		-virtfs "local,path=$modbase/lib/modules/$krel,mount_tag=xiwmods,security_model=none,readonly=on,multidevs=remap")
 fi
 vmdir=$repo/build/vm
 out=$vmdir/$name
@@ -114,7 +123,8 @@ build_initrd() {
 	if [ -n "$INITRD_MODULES" ]; then
 		# "insmod PATH" in load order, "builtin NAME" for built-ins;
 		# a module shared by two of them is listed twice.
-		modprobe -S "$krel" --show-depends -a $INITRD_MODULES > "$tmp/deps" ||
+		modprobe ${modbase:+-d "$modbase"} -S "$krel" --show-depends \
+			-a $INITRD_MODULES > "$tmp/deps" ||
 			{ echo "vm-run: modules for the initramfs missing for $krel" >&2; exit 1; }
 		while read -r what f; do
 			[ "$what" = insmod ] || continue
