@@ -317,6 +317,15 @@ static bool cq_stays_empty(struct ibv_cq *cq, int ms)
 	return xr_poll(cq, &wc, 1, ms) == 0;
 }
 
+/* A Send of the first 64 bytes of c's buffer, built in cx's batch. */
+static void wr_send_64(struct ibv_qp_ex *cx, struct xr_side *c,
+		       uint64_t wr_id)
+{
+	cx->wr_id = wr_id;
+	ibv_wr_send(cx);
+	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)c->buf, 64);
+}
+
 /*
  * One batch of every opcode, with an SGE, an SGE list and inline data:
  * each arrives, completes in order, and the inline source may change as
@@ -394,27 +403,21 @@ TEST_F(qpex, abort_and_error_send_nothing)
 	xr_fill(c->buf, 64, 31);
 	ASSERT_EQ(0, xr_recv(s, 1, 4096, 64));
 	ASSERT_EQ(0, xr_recv(s, 2, 8192, 64));
+	cx->wr_flags = IBV_SEND_SIGNALED;
 
 	ibv_wr_start(cx);
-	cx->wr_id = 21;
-	cx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_send(cx);
-	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)c->buf, 64);
+	wr_send_64(cx, c, 21);
 	ibv_wr_abort(cx);
 
 	ibv_wr_start(cx);
-	cx->wr_id = 22;
-	ibv_wr_send(cx);
-	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)c->buf, 64);
+	wr_send_64(cx, c, 22);
 	cx->wr_id = 23;
 	ibv_wr_rdma_read(cx, s->mr->rkey, (uintptr_t)s->buf);
 	ibv_wr_set_inline_data(cx, c->buf, 8);	/* a Read has no inline data */
 	EXPECT_EQ(EINVAL, ibv_wr_complete(cx));
 
 	ibv_wr_start(cx);
-	cx->wr_id = 24;
-	ibv_wr_send(cx);
-	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)c->buf, 64);
+	wr_send_64(cx, c, 24);
 	ibv_wr_atomic_fetch_add(cx, s->mr->rkey, (uintptr_t)s->buf, 1);
 	EXPECT_EQ(EOPNOTSUPP, ibv_wr_complete(cx));
 
@@ -422,9 +425,7 @@ TEST_F(qpex, abort_and_error_send_nothing)
 	EXPECT_TRUE(cq_stays_empty(c->cq, 0));
 
 	ibv_wr_start(cx);
-	cx->wr_id = 25;
-	ibv_wr_send(cx);
-	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)c->buf, 64);
+	wr_send_64(cx, c, 25);
 	ASSERT_EQ(0, ibv_wr_complete(cx));
 	ASSERT_EQ(1, xr_poll(c->cq, &wc, 1, XR_WAIT_MS));
 	EXPECT_EQ(25, wc.wr_id);
