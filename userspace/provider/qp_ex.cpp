@@ -285,7 +285,8 @@ void wr_set_sge(ibv_qp_ex *qpx, std::uint32_t lkey, std::uint64_t addr,
 void wr_set_sge_list(ibv_qp_ex *qpx, std::size_t num_sge,
 		     const ibv_sge *sg_list) noexcept
 {
-	if ((num_sge != 0 && sg_list == nullptr) || num_sge > XIW_MAX_SGE) {
+	/* A list longer than the QP's is refused by set_sqe_sges(). */
+	if (num_sge != 0 && sg_list == nullptr) {
 		refuse_setter(qpx);
 		return;
 	}
@@ -318,10 +319,8 @@ void wr_start(ibv_qp_ex *qpx) noexcept
 {
 	Qp &qp = *Qp::from(qpx);
 
+	/* The batch is empty: the QP was made so, end_batch() leaves it so. */
 	qp.sq_lock.lock();
-	qp.batch.building = false;
-	qp.batch.staged = 0;
-	qp.batch.err = 0;
 }
 
 /*

@@ -142,8 +142,8 @@ void clear_data(xiw_sqe &sqe) noexcept
 }
 
 /*
- * Copies the data of the buffers into the SQE, logically concatenated;
- * EINVAL, the SQE left without data, if it is more than max.
+ * Copies the data of the buffers into an SQE that has no data yet,
+ * logically concatenated; EINVAL, nothing copied, if it is more than max.
  */
 template <typename Buf>
 int copy_inline(std::span<const Buf> bufs, std::uint32_t max,
@@ -152,7 +152,6 @@ int copy_inline(std::span<const Buf> bufs, std::uint32_t max,
 	const std::size_t limit = std::min<std::size_t>(max, XIW_MAX_INLINE);
 	std::size_t total = 0;
 
-	clear_data(sqe);
 	for (const Buf &buf : bufs) {
 		if (length_of(buf) > limit - total) {
 			return EINVAL;
@@ -172,16 +171,18 @@ int copy_inline(std::span<const Buf> bufs, std::uint32_t max,
 	return 0;
 }
 
-} // namespace
-
-int begin_sqe(const WrHead &head, const SendLimits &limits,
-	      xiw_sqe &sqe) noexcept
+/*
+ * begin_sqe(), returning the opcode's row (null for an opcode xiw cannot
+ * carry, sqe then all zero).
+ */
+const SendOpcode *begin(const WrHead &head, const SendLimits &limits,
+			xiw_sqe &sqe) noexcept
 {
 	const SendOpcode *op = find_opcode(&SendOpcode::verb, head.opcode);
 
 	sqe = xiw_sqe{};
 	if (op == nullptr) {
-		return EINVAL;
+		return nullptr;
 	}
 	sqe.opcode = op->wire;
 	sqe.wr_id = head.wr_id;
@@ -189,13 +190,13 @@ int begin_sqe(const WrHead &head, const SendLimits &limits,
 	if (limits.sig_all) {
 		sqe.flags |= XIW_WQE_SIGNALED;
 	}
-	return 0;
+	return op;
 }
 
-int set_sqe_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
-		 xiw_sqe &sqe) noexcept
+/* The SGE list of an SQE that has no data yet; EINVAL if too long. */
+int put_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
+	     xiw_sqe &sqe) noexcept
 {
-	clear_data(sqe);
 	if (sges.size() > limits.max_sge || sges.size() > XIW_MAX_SGE) {
 		return EINVAL;
 	}
@@ -204,13 +205,28 @@ int set_sqe_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
 	return 0;
 }
 
+} // namespace
+
+int begin_sqe(const WrHead &head, const SendLimits &limits,
+	      xiw_sqe &sqe) noexcept
+{
+	return begin(head, limits, sqe) != nullptr ? 0 : EINVAL;
+}
+
+int set_sqe_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
+		 xiw_sqe &sqe) noexcept
+{
+	clear_data(sqe);
+	return put_sges(sges, limits, sqe);
+}
+
 int set_sqe_inline(std::span<const ibv_data_buf> bufs,
 		   const SendLimits &limits, xiw_sqe &sqe) noexcept
 {
 	const SendOpcode *op = find_opcode(&SendOpcode::wire, sqe.opcode);
 
+	clear_data(sqe);
 	if (op == nullptr || !op->may_inline) {
-		clear_data(sqe);
 		return EINVAL;
 	}
 	return copy_inline(bufs, limits.max_inline, sqe);
@@ -220,17 +236,15 @@ int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
 	      xiw_sqe &sqe) noexcept
 {
 	const bool want_inline = (wr.send_flags & IBV_SEND_INLINE) != 0;
-	const int err = begin_sqe({wr.opcode, wr.wr_id, wr.send_flags},
-				  limits, sqe);
+	const SendOpcode *found =
+		begin({wr.opcode, wr.wr_id, wr.send_flags}, limits, sqe);
 
-	if (err != 0) {
-		return err;
-	}
-	const SendOpcode &op = *find_opcode(&SendOpcode::verb, wr.opcode);
-	if (!sge_count_ok(wr.sg_list, wr.num_sge, limits.max_sge) ||
-	    (want_inline && !op.may_inline)) {
+	if (found == nullptr ||
+	    !sge_count_ok(wr.sg_list, wr.num_sge, limits.max_sge) ||
+	    (want_inline && !found->may_inline)) {
 		return EINVAL;
 	}
+	const SendOpcode &op = *found;
 	// The opcode says which member of each verbs union is meant.
 	// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access)
 	if (op.invalidates) {
@@ -250,7 +264,7 @@ int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
 	if (want_inline) {
 		return copy_inline(sges, limits.max_inline, sqe);
 	}
-	return set_sqe_sges(sges, limits, sqe);
+	return put_sges(sges, limits, sqe);
 }
 
 int build_rqe(const ibv_recv_wr &wr, std::uint32_t max_sge,

@@ -242,7 +242,7 @@ struct Qp {
 		bool building; /* cur holds a request */
 		int err;
 	};
-	WrBatch batch;
+	WrBatch batch{};
 
 	/*
 	 * Creates the kernel QP (RC only) and maps its rings; null with errno
