@@ -257,9 +257,13 @@ void wr_set_xrc_srqn(ibv_qp_ex *qpx, std::uint32_t /*remote_srqn*/) noexcept
 	refuse_setter(qpx);
 }
 
-/* Applies a set_sqe_*() to the current request. */
+/*
+ * Applies a set_sqe_*() to the current request: count buffers at list
+ * (a missing list of some is refused; one longer than the QP takes is
+ * refused by set).
+ */
 template <typename Buf>
-void set_data(ibv_qp_ex *qpx, std::span<const Buf> bufs,
+void set_data(ibv_qp_ex *qpx, const Buf *list, std::size_t count,
 	      int (*set)(std::span<const Buf>, const SendLimits &,
 			 xiw_sqe &) noexcept) noexcept
 {
@@ -268,7 +272,10 @@ void set_data(ibv_qp_ex *qpx, std::span<const Buf> bufs,
 	if (sqe == nullptr) {
 		return;
 	}
-	const int err = set(bufs, Qp::from(qpx)->send_limits, *sqe);
+	const int err = count != 0 && list == nullptr ?
+				EINVAL :
+				set({list, count}, Qp::from(qpx)->send_limits,
+				    *sqe);
 	if (err != 0) {
 		fail(batch_of(qpx), err);
 	}
@@ -279,18 +286,13 @@ void wr_set_sge(ibv_qp_ex *qpx, std::uint32_t lkey, std::uint64_t addr,
 {
 	const ibv_sge sge{addr, length, lkey};
 
-	set_data<ibv_sge>(qpx, {&sge, 1}, set_sqe_sges);
+	set_data(qpx, &sge, 1, set_sqe_sges);
 }
 
 void wr_set_sge_list(ibv_qp_ex *qpx, std::size_t num_sge,
 		     const ibv_sge *sg_list) noexcept
 {
-	/* A list longer than the QP's is refused by set_sqe_sges(). */
-	if (num_sge != 0 && sg_list == nullptr) {
-		refuse_setter(qpx);
-		return;
-	}
-	set_data<ibv_sge>(qpx, {sg_list, num_sge}, set_sqe_sges);
+	set_data(qpx, sg_list, num_sge, set_sqe_sges);
 }
 
 void wr_set_inline_data(ibv_qp_ex *qpx, void *addr,
@@ -298,17 +300,13 @@ void wr_set_inline_data(ibv_qp_ex *qpx, void *addr,
 {
 	const ibv_data_buf buf{addr, length};
 
-	set_data<ibv_data_buf>(qpx, {&buf, 1}, set_sqe_inline);
+	set_data(qpx, &buf, 1, set_sqe_inline);
 }
 
 void wr_set_inline_data_list(ibv_qp_ex *qpx, std::size_t num_buf,
 			     const ibv_data_buf *buf_list) noexcept
 {
-	if (num_buf != 0 && buf_list == nullptr) {
-		refuse_setter(qpx);
-		return;
-	}
-	set_data<ibv_data_buf>(qpx, {buf_list, num_buf}, set_sqe_inline);
+	set_data(qpx, buf_list, num_buf, set_sqe_inline);
 }
 
 // NOLINTEND(bugprone-easily-swappable-parameters)
