@@ -165,7 +165,10 @@ struct xiw_sq_pend {
 	bool done;
 };
 
-/* An RDMA Read we sent and whose Response we expect (ORQ). */
+/*
+ * An RDMA Read or an Atomic Request we sent and whose Response we expect
+ * (ORQ: the two share the ORD, RFC 7306 section 5.2).
+ */
 struct xiw_orq_entry {
 	struct xiw_sqe sqe;	/* validated copy: the local sink */
 	u32 sq_idx;		/* its SQ slot, or U32_MAX for the RTR */
@@ -173,15 +176,26 @@ struct xiw_orq_entry {
 	u32 got;		/* bytes placed so far */
 	u32 sink_stag;
 	u64 sink_to;
+	bool atomic;		/* an Atomic Request: a QN 3 Response */
+	u32 msn;		/* its QN 1 MSN (an atomic's Request ID) */
 };
 
-/* An RDMA Read Request received and not yet answered (IRQ). */
+/*
+ * An RDMA Read Request or an Atomic Request received and not yet
+ * answered (IRQ). Both are answered in the order they came, from tx; an
+ * atomic operation is carried out there too, just before its Response
+ * (RFC 7306 section 7: a later request waits for an earlier Response).
+ */
 struct xiw_irq_entry {
 	struct xiw_mr *mr;	/* referenced; NULL for zero length */
-	u64 src_to;
+	u64 src_to;		/* Read source, or the atomic's target */
 	u32 len;
 	u32 sink_stag;
 	u64 sink_to;
+	bool atomic;
+	u8 aop;			/* RDMAP_AOP_* */
+	u32 req_id;
+	u64 add_swap, add_swap_mask, compare, compare_mask;
 };
 
 /*
@@ -441,6 +455,11 @@ int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
 		int max);
 int xiw_mr_invalidate(struct xiw_device *xdev, struct ib_pd *pd, u32 stag,
 		      bool remote);
+int xiw_mr_word(struct xiw_mr *mr, u64 addr, struct bio_vec *bv);
+u64 xiw_atomic_result(u8 aop, u64 old, u64 add_swap, u64 add_swap_mask,
+		      u64 compare, u64 compare_mask);
+u64 xiw_atomic_exec(const struct bio_vec *bv, u8 aop, u64 add_swap,
+		    u64 add_swap_mask, u64 compare, u64 compare_mask);
 int xiw_mr_fastreg(struct xiw_device *xdev, struct ib_pd *pd, u32 lkey,
 		   u32 stag, int access);
 

@@ -35,6 +35,7 @@
  * invalidation before the next check. xiw_mr_get() reads the STag without
  * the lock, only to find the MR; xiw_mr_check() decides under the lock.
  */
+#include <linux/highmem.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -572,6 +573,66 @@ int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
 		return xiw_bvec_user(mr, addr, len, bv, max);
 	rv = xiw_bvec_kva(bv, &n, max, addr, len);
 	return rv ? rv : n;
+}
+
+/*
+ * The 64-bit word an atomic operation targets (RFC 7306 section 5.1):
+ * one piece of 8 bytes, aligned in memory. The tagged offset's alignment
+ * is the peer's to get right; the word's is ours too, as an MR's iova
+ * need not share its address's low bits. Inside the caller's RCU
+ * read-side section, as xiw_mr_bvec(). -EFAULT for an unaligned word.
+ */
+int xiw_mr_word(struct xiw_mr *mr, u64 addr, struct bio_vec *bv)
+{
+	int n = xiw_mr_bvec(mr, addr, sizeof(u64), bv, 1);
+
+	if (n == -E2BIG || (n == 1 && (bv->bv_offset & (sizeof(u64) - 1))))
+		return -EFAULT;
+	return n < 0 ? n : 0;
+}
+
+/*
+ * The value an atomic operation leaves, from the word's old value
+ * (RFC 7306 sections 5.1.1 and 5.1.2). FetchAdd: a bit set in the mask
+ * ends a field, its carry out is dropped; adding with those bits taken
+ * out of both operands keeps every carry inside its field, and the
+ * dropped bits' sums are their XOR. CmpSwap: the masked bits of the
+ * swap data replace the word's when the masked compare matches.
+ */
+u64 xiw_atomic_result(u8 aop, u64 old, u64 add_swap, u64 add_swap_mask,
+		      u64 compare, u64 compare_mask)
+{
+	if (aop == RDMAP_AOP_FETCH_ADD)
+		return ((old & ~add_swap_mask) + (add_swap & ~add_swap_mask)) ^
+		       ((old ^ add_swap) & add_swap_mask);
+	if ((old ^ compare) & compare_mask)
+		return old;
+	return (old & ~add_swap_mask) | (add_swap & add_swap_mask);
+}
+
+/*
+ * Carry out an atomic operation on the word bv names (xiw_mr_word()),
+ * returning its old value. A compare-and-exchange loop on the word
+ * itself: atomic against every other QP, device and CPU using it
+ * (RFC 7306 section 5.3 asks this among one RNIC's streams), lock-free.
+ */
+u64 xiw_atomic_exec(const struct bio_vec *bv, u8 aop, u64 add_swap,
+		    u64 add_swap_mask, u64 compare, u64 compare_mask)
+{
+	u8 *base = kmap_local_page(bv->bv_page);
+	u64 *word = (u64 *)(base + bv->bv_offset);
+	u64 old = READ_ONCE(*word), new;
+
+	do {
+		new = xiw_atomic_result(aop, old, add_swap, add_swap_mask,
+					compare, compare_mask);
+		/* A miss leaves the word alone (but is still one read). */
+		if (new == old)
+			break;
+	} while (!try_cmpxchg64(word, &old, new));
+	kunmap_local(base);
+	flush_dcache_page(bv->bv_page);
+	return old;
 }
 
 /*

@@ -27,6 +27,10 @@ static int xiw_sqe_opcode(enum ib_wr_opcode opcode)
 		return IB_UVERBS_WR_RDMA_READ;
 	case IB_WR_RDMA_READ_WITH_INV:
 		return IB_UVERBS_WR_RDMA_READ_WITH_INV;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 	case IB_WR_LOCAL_INV:
 		return IB_UVERBS_WR_LOCAL_INV;
 	case IB_WR_REG_MR:
@@ -113,6 +117,17 @@ static int xiw_sqe_fill(struct xiw_qp *qp, struct xiw_sqe *sqe,
 	case IB_WR_RDMA_READ:
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		sqe->rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		sqe->swap = atomic_wr(wr)->swap;
+		fallthrough;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		/* One 8-byte buffer for the old value, never inline. */
+		if (wr->num_sge != 1 || wr->sg_list[0].length != sizeof(u64))
+			return -EINVAL;
+		sqe->raddr = atomic_wr(wr)->remote_addr;
+		sqe->rkey = atomic_wr(wr)->rkey;
+		sqe->compare_add = atomic_wr(wr)->compare_add;
 		break;
 	case IB_WR_LOCAL_INV:
 		sqe->ex = wr->ex.invalidate_rkey;

@@ -126,6 +126,8 @@ static u32 xiw_rx_hdr_len(u8 op, bool tagged)
 	case RDMAP_TERMINATE:
 	case RDMAP_IMMDT:
 	case RDMAP_IMMDT_SE:
+	case RDMAP_ATOMIC_REQ:
+	case RDMAP_ATOMIC_RESP:
 		return tagged ? 0 : sizeof(struct iwarp_untagged);
 	default:
 		return 0;

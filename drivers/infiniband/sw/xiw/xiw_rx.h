@@ -34,6 +34,8 @@ enum xiw_rx_target {
 	XIW_TGT_READ_RESP,	/* the ORQ head's local sink */
 	XIW_TGT_TERM,		/* rx->scratch */
 	XIW_TGT_IMMDT,		/* rx->scratch; completes a receive */
+	XIW_TGT_ATOMIC_REQ,	/* rx->scratch; queued in the IRQ */
+	XIW_TGT_ATOMIC_RESP,	/* rx->scratch; completes the ORQ head */
 };
 
 struct xiw_rx {

@@ -286,7 +286,7 @@ static void xiw_rx_resp_hdr(struct xiw_rx *rx)
 
 	spin_lock_bh(&w->lock);
 	o = &w->orq[w->orq_head & w->orq_mask];
-	ok = w->orq_head != w->orq_tail &&
+	ok = w->orq_head != w->orq_tail && !o->atomic &&
 	     be32_to_cpu(t->stag) == o->sink_stag &&
 	     be64_to_cpu(t->to) == o->sink_to + o->got &&
 	     (u64)o->got + rx->data_len <= o->len;
@@ -360,8 +360,200 @@ static void xiw_rx_read_req(struct xiw_rx *rx)
 	e->len = len;
 	e->sink_stag = be32_to_cpu(r->sink_stag);
 	e->sink_to = be64_to_cpu(r->sink_to);
+	e->atomic = false;
 	w->irq_tail++;
 	spin_unlock_bh(&w->lock);
+}
+
+/*
+ * An Atomic Request (RFC 7306 section 5.2.1): one whole segment of 52
+ * bytes on QN 1, numbered with the Read Requests, within the IRD the two
+ * share. Its body is checked once it arrived whole and its CRC matched
+ * (xiw_rx_atomic_req()).
+ */
+static void xiw_rx_atomic_req_hdr(struct xiw_rx *rx)
+{
+	struct iwarp_untagged *u = (struct iwarp_untagged *)rx->hdr;
+	struct xiw_wire *w = &rx->qp->wire;
+
+	if (be32_to_cpu(u->qn) != DDP_QN_READ_REQ) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
+		return;
+	}
+	if (rx->data_len != sizeof(struct rdmap_atomic_req) || !rx->last ||
+	    be32_to_cpu(u->mo)) {
+		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
+		return;
+	}
+	if (be32_to_cpu(u->msn) != rx->msn[DDP_QN_READ_REQ]) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
+		return;
+	}
+	if (READ_ONCE(w->irq_tail) - READ_ONCE(w->irq_head) >= w->mpa.ird) {
+		xiw_rx_error(rx, TERM_RDMAP_OP, 0x07, true);
+		return;
+	}
+	rx->tgt = XIW_TGT_ATOMIC_REQ;
+}
+
+/*
+ * An Atomic Response (RFC 7306 section 5.2.2): one whole segment of 12
+ * bytes on QN 3, for the oldest outstanding request, which must be an
+ * atomic one; its Request Identifier is checked with the body.
+ */
+static void xiw_rx_atomic_resp_hdr(struct xiw_rx *rx)
+{
+	struct iwarp_untagged *u = (struct iwarp_untagged *)rx->hdr;
+	struct xiw_wire *w = &rx->qp->wire;
+	bool ok;
+
+	if (be32_to_cpu(u->qn) != DDP_QN_ATOMIC_RESP) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
+		return;
+	}
+	if (rx->data_len != sizeof(struct rdmap_atomic_resp) || !rx->last ||
+	    be32_to_cpu(u->mo)) {
+		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
+		return;
+	}
+	if (be32_to_cpu(u->msn) != rx->msn[DDP_QN_ATOMIC_RESP]) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
+		return;
+	}
+	spin_lock_bh(&w->lock);
+	ok = w->orq_head != w->orq_tail &&
+	     w->orq[w->orq_head & w->orq_mask].atomic;
+	spin_unlock_bh(&w->lock);
+	if (!ok) {
+		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
+		return;
+	}
+	rx->tgt = XIW_TGT_ATOMIC_RESP;
+}
+
+/*
+ * A whole Atomic Request arrived: check what it asks (RFC 7306 section
+ * 5.2.1, Terminates as RFC 5040 section 4.8 and RFC 7306 section 8), then
+ * queue it behind the Reads already in the IRQ. Memory is touched only
+ * when tx carries it out, in order.
+ */
+static void xiw_rx_atomic_req(struct xiw_rx *rx)
+{
+	struct rdmap_atomic_req a;
+	struct xiw_qp *qp = rx->qp;
+	struct xiw_wire *w = &qp->wire;
+	struct xiw_irq_entry *e;
+	struct xiw_mr *mr;
+	struct bio_vec bv;
+	u8 aop;
+	u64 to;
+	int rv;
+
+	memcpy(&a, rx->scratch, sizeof(a));
+	aop = be32_to_cpu(a.aopcode) & RDMAP_AOP_MASK;
+	to = be64_to_cpu(a.to);
+	rx->msn[DDP_QN_READ_REQ]++;
+	if (aop != RDMAP_AOP_FETCH_ADD && aop != RDMAP_AOP_CMP_SWAP) {
+		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
+		return;
+	}
+	if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_ATOMIC)) {
+		xiw_rx_error(rx, TERM_RDMAP_PROT, 0x02, true);
+		return;
+	}
+	if (to + sizeof(u64) < to) {
+		xiw_rx_error(rx, TERM_RDMAP_PROT, 0x04, true);
+		return;
+	}
+	mr = xiw_mr_get(qp->xdev, be32_to_cpu(a.stag));
+	if (!mr) {
+		xiw_rx_error(rx, TERM_RDMAP_PROT, 0x00, true);
+		return;
+	}
+	rv = xiw_mr_check(mr, qp->ibqp.pd, to, sizeof(u64),
+			  IB_ACCESS_REMOTE_ATOMIC);
+	/* The word itself, aligned: within xiw_rx_read()'s RCU section. */
+	if (!rv)
+		rv = (to & (sizeof(u64) - 1)) ? -EFAULT :
+		     xiw_mr_word(mr, to, &bv);
+	if (rv) {
+		xiw_mr_put(mr);
+		if (rv == -EFAULT)	/* RFC 7306 section 8.2 */
+			xiw_rx_error(rx, TERM_RDMAP_OP, 0x07, true);
+		else
+			xiw_rx_error(rx, TERM_RDMAP_PROT,
+				     rv == -EINVAL ? 0x01 : rv == -ENOENT ?
+				     0x00 : 0x02, true);
+		return;
+	}
+	spin_lock_bh(&w->lock);
+	e = &w->irq[w->irq_tail & w->irq_mask];
+	e->mr = mr;
+	e->src_to = to;
+	e->len = sizeof(u64);
+	e->atomic = true;
+	e->aop = aop;
+	e->req_id = be32_to_cpu(a.req_id);
+	e->add_swap = be64_to_cpu(a.add_swap);
+	e->add_swap_mask = be64_to_cpu(a.add_swap_mask);
+	e->compare = be64_to_cpu(a.compare);
+	e->compare_mask = be64_to_cpu(a.compare_mask);
+	w->irq_tail++;
+	spin_unlock_bh(&w->lock);
+	xiw_tx_kick(qp);
+}
+
+/*
+ * A whole Atomic Response arrived for the ORQ head: the old value goes to
+ * the request's 8-byte local buffer, then the request completes.
+ */
+static void xiw_rx_atomic_resp(struct xiw_rx *rx)
+{
+	struct rdmap_atomic_resp r;
+	struct xiw_qp *qp = rx->qp;
+	struct xiw_wire *w = &qp->wire;
+	struct xiw_orq_entry *o;
+	struct bio_vec bv[2];
+	struct xiw_mr *mr;
+	u64 value;
+	int n, i, at = 0;
+	u32 idx;
+
+	memcpy(&r, rx->scratch, sizeof(r));
+	rx->msn[DDP_QN_ATOMIC_RESP]++;
+	/* Only rx moves the ORQ head: o stays put while we read. */
+	o = &w->orq[w->orq_head & w->orq_mask];
+	if (be32_to_cpu(r.req_id) != o->msn) {
+		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
+		return;
+	}
+	value = be64_to_cpu(r.value);
+	mr = xiw_mr_get(qp->xdev, o->sqe.sge[0].lkey);
+	n = !mr ? -EACCES :
+	    xiw_mr_check(mr, qp->ibqp.pd, o->sqe.sge[0].addr, sizeof(u64),
+			 IB_ACCESS_LOCAL_WRITE);
+	if (!n)
+		n = xiw_mr_bvec(mr, o->sqe.sge[0].addr, sizeof(u64), bv, 2);
+	for (i = 0; i < n; i++) {
+		memcpy_to_page(bv[i].bv_page, bv[i].bv_offset,
+			       (u8 *)&value + at, bv[i].bv_len);
+		at += bv[i].bv_len;
+	}
+	if (mr)
+		xiw_mr_put(mr);
+	spin_lock_bh(&w->lock);
+	idx = o->sq_idx;
+	w->orq_head++;
+	spin_unlock_bh(&w->lock);
+	if (n < 0) {
+		/* Our own sink vanished: as for a Read Response's. */
+		xiw_sq_done(qp, idx, IB_WC_LOC_PROT_ERR);
+		xiw_rx_error(rx, TERM_RDMAP_LOCAL, 0x00, true);
+		return;
+	}
+	xiw_sq_done(qp, idx, IB_WC_SUCCESS);
+	/* A Read or atomic waiting for ORD room may go now. */
+	xiw_tx_kick(qp);
 }
 
 /* The header is complete: check it and set up placement. */
@@ -395,6 +587,12 @@ void xiw_rx_header(struct xiw_rx *rx)
 	case RDMAP_IMMDT_SE:
 		xiw_rx_immdt_hdr(rx);
 		break;
+	case RDMAP_ATOMIC_REQ:
+		xiw_rx_atomic_req_hdr(rx);
+		break;
+	case RDMAP_ATOMIC_RESP:
+		xiw_rx_atomic_resp_hdr(rx);
+		break;
 	case RDMAP_TERMINATE:
 		if (rx->data_len > sizeof(rx->scratch)) {
 			/* Longer than any Terminate: just tear down. */
@@ -423,6 +621,8 @@ int xiw_rx_target(struct xiw_rx *rx, u32 len, struct xiw_mr **held)
 				   rx->bv, XIW_RX_BVECS);
 	case XIW_TGT_IMMDT:
 	case XIW_TGT_TERM:
+	case XIW_TGT_ATOMIC_REQ:
+	case XIW_TGT_ATOMIC_RESP:
 		rx->bv[0].bv_page = virt_to_page(rx->scratch + rx->data_got);
 		rx->bv[0].bv_offset = offset_in_page(rx->scratch +
 						     rx->data_got);
@@ -581,6 +781,12 @@ void xiw_rx_segment_done(struct xiw_rx *rx)
 		break;
 	case XIW_TGT_TERM:
 		xiw_rx_terminate(rx);
+		break;
+	case XIW_TGT_ATOMIC_REQ:
+		xiw_rx_atomic_req(rx);
+		break;
+	case XIW_TGT_ATOMIC_RESP:
+		xiw_rx_atomic_resp(rx);
 		break;
 	case XIW_TGT_IMMDT: {
 		u32 flags = XIW_CQE_WITH_IMM;

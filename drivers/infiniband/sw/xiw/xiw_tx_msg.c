@@ -118,6 +118,68 @@ static u8 xiw_tx_local_status(int err)
 }
 
 /*
+ * An Atomic Request (RFC 7306 section 5.2.1): the untagged header on
+ * QN 1, numbered with the Read Requests, then the request's own header
+ * as the segment's 52 bytes of payload. The local sink is one 8-byte
+ * SGE, looked up again when the Response brings the old value; the
+ * ORQ entry, as for a Read, is where that Response is expected.
+ */
+static int xiw_tx_atomic_req(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
+{
+	struct xiw_tx *tx = qp->tx;
+	struct xiw_txmsg *m = &tx->msg;
+	struct xiw_wire *w = &qp->wire;
+	struct rdmap_atomic_req *a = (struct rdmap_atomic_req *)m->inl;
+	bool cas = sqe->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
+	u32 msn = tx->msn[DDP_QN_READ_REQ];
+	struct xiw_orq_entry *o;
+	int rv;
+
+	/* ORD 0: the connection agreed that we send no requests. */
+	if ((sqe->flags & XIW_WQE_INLINE) || !w->mpa.ord)
+		return -EINVAL;
+	if (sqe->num_sge != 1 || sqe->sge[0].length != sizeof(u64))
+		return -EMSGSIZE;
+	rv = xiw_tx_sges(qp, m, sqe, IB_ACCESS_LOCAL_WRITE, 1);
+	if (rv)
+		return rv;
+	xiw_tx_msg_release(m);
+	spin_lock_bh(&w->lock);
+	o = &w->orq[w->orq_tail & w->orq_mask];
+	memset(o, 0, sizeof(*o));
+	o->sqe = *sqe;
+	o->sq_idx = idx;
+	o->len = sizeof(u64);
+	o->atomic = true;
+	o->msn = msn;
+	w->orq_tail++;
+	spin_unlock_bh(&w->lock);
+	tx->msn[DDP_QN_READ_REQ]++;
+	xiw_tx_untagged(m, RDMAP_ATOMIC_REQ, DDP_QN_READ_REQ, msn, 0);
+	memset(a, 0, sizeof(*a));
+	/* The Request Identifier is the MSN: a Terminate names both. */
+	a->aopcode = cpu_to_be32(cas ? RDMAP_AOP_CMP_SWAP :
+				 RDMAP_AOP_FETCH_ADD);
+	a->req_id = cpu_to_be32(msn);
+	a->stag = cpu_to_be32(sqe->rkey);
+	a->to = cpu_to_be64(sqe->raddr);
+	a->add_swap = cpu_to_be64(cas ? sqe->swap : sqe->compare_add);
+	if (cas) {
+		/* Unmasked: every bit compared, every bit swapped. */
+		a->add_swap_mask = cpu_to_be64(U64_MAX);
+		a->compare = cpu_to_be64(sqe->compare_add);
+		a->compare_mask = cpu_to_be64(U64_MAX);
+	} else {
+		/* A zero Add Mask is one 64-bit add (section 5.1.1). */
+		a->compare_mask = cpu_to_be64(U64_MAX);
+	}
+	m->len = sizeof(*a);
+	m->src = XIW_SRC_INLINE;
+	m->fin = XIW_FIN_NONE;	/* completes with its Response */
+	return 1;
+}
+
+/*
  * Turn the SQ entry just taken into tx->msg. Returns 1 when a message
  * is ready to send, 0 when the entry finished without one (local
  * invalidate, registration), or a negative errno for a local error.
@@ -194,6 +256,8 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
 		o->got = 0;
 		o->sink_stag = sink_stag;
 		o->sink_to = sink_to;
+		o->atomic = false;
+		o->msn = tx->msn[DDP_QN_READ_REQ];
 		w->orq_tail++;
 		spin_unlock_bh(&w->lock);
 		/* The local MRs are looked up again when the data comes. */
@@ -211,6 +275,9 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
 		m->fin = XIW_FIN_NONE;	/* completes with its Response */
 		return 1;
 	}
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return xiw_tx_atomic_req(qp, sqe, idx);
 	case IB_UVERBS_WR_LOCAL_INV:
 		if (!qp->kernel)
 			return -EINVAL;
@@ -228,9 +295,10 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
 }
 
 /*
- * May the SQ entry go now? Fence and ORD rules (RDMAP-04). With ORD 0 a
- * Read is let through to fail in xiw_tx_from_sqe() once the RTR's Read
- * (sent outside the ORD) is done.
+ * May the SQ entry go now? Fence and ORD rules (RDMAP-04; atomics count
+ * against the ORD as Reads do). With ORD 0 a Read or atomic is let
+ * through to fail in xiw_tx_from_sqe() once the RTR's Read (sent outside
+ * the ORD) is done.
  */
 static bool xiw_tx_may_start(struct xiw_qp *qp, const struct xiw_sqe *sqe)
 {
@@ -240,7 +308,9 @@ static bool xiw_tx_may_start(struct xiw_qp *qp, const struct xiw_sqe *sqe)
 	if ((sqe->flags & XIW_WQE_FENCE) && reads)
 		return false;
 	if ((sqe->opcode == IB_UVERBS_WR_RDMA_READ ||
-	     sqe->opcode == IB_UVERBS_WR_RDMA_READ_WITH_INV) &&
+	     sqe->opcode == IB_UVERBS_WR_RDMA_READ_WITH_INV ||
+	     sqe->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	     sqe->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD) &&
 	    reads >= max_t(u32, w->mpa.ord, 1))
 		return false;
 	return true;
@@ -303,6 +373,9 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 			if (qp->tx->msg.hdr_len == sizeof(struct iwarp_read_req))
 				p->byte_len = be32_to_cpu(((struct iwarp_read_req *)
 					qp->tx->msg.hdr)->size);
+			else if (sqe.opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+				 sqe.opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
+				p->byte_len = sizeof(u64);
 			qp->tx->msg.active = true;
 			xiw_tx_zc_begin(qp, &qp->tx->msg);
 			return 1;
@@ -322,7 +395,51 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 	}
 }
 
-/* Answer the oldest inbound Read: a Read Response (RFC 5040 4.5). */
+static int xiw_tx_next_term(struct xiw_qp *qp);
+
+/*
+ * Carry out the atomic operation at the IRQ head and answer it (RFC 7306
+ * section 5.2.2): now, not on receipt, so it sees every earlier request
+ * done and the next waits for its Response (section 7). Its target was
+ * checked on receipt; if the MR went since, the operation is not done
+ * and a Terminate goes instead (RFC 5040 section 8.1: the Response can
+ * no longer be given).
+ */
+static int xiw_tx_atomic_resp(struct xiw_qp *qp, struct xiw_irq_entry *e)
+{
+	struct xiw_txmsg *m = &qp->tx->msg;
+	struct rdmap_atomic_resp *r = (struct rdmap_atomic_resp *)m->inl;
+	struct bio_vec bv;
+	u64 old = 0;
+	int rv;
+
+	rcu_read_lock();
+	rv = xiw_mr_word(e->mr, e->src_to, &bv);
+	if (!rv)
+		old = xiw_atomic_exec(&bv, e->aop, e->add_swap,
+				      e->add_swap_mask, e->compare,
+				      e->compare_mask);
+	rcu_read_unlock();
+	xiw_mr_put(e->mr);
+	if (rv) {
+		xiw_tx_terminate(qp, TERM_RDMAP_PROT, 0x00, NULL, 0, 0);
+		return xiw_tx_next_term(qp);
+	}
+	xiw_tx_untagged(m, RDMAP_ATOMIC_RESP, DDP_QN_ATOMIC_RESP,
+			qp->tx->msn[DDP_QN_ATOMIC_RESP]++, 0);
+	r->req_id = cpu_to_be32(e->req_id);
+	r->value = cpu_to_be64(old);
+	m->len = sizeof(*r);
+	m->src = XIW_SRC_INLINE;
+	m->fin = XIW_FIN_IRQ;
+	m->active = true;
+	return 1;
+}
+
+/*
+ * Answer the oldest inbound Read with a Read Response (RFC 5040 4.5),
+ * or the oldest atomic with its Response.
+ */
 static int xiw_tx_next_response(struct xiw_qp *qp)
 {
 	struct xiw_wire *w = &qp->wire;
@@ -344,6 +461,8 @@ static int xiw_tx_next_response(struct xiw_qp *qp)
 	spin_unlock_bh(&w->lock);
 
 	memset(m, 0, offsetof(struct xiw_txmsg, inl));
+	if (e.atomic)
+		return xiw_tx_atomic_resp(qp, &e);
 	xiw_tx_tagged(m, RDMAP_READ_RESP, e.sink_stag, e.sink_to);
 	m->len = e.len;
 	m->src = XIW_SRC_SGE;
@@ -382,6 +501,7 @@ static int xiw_tx_next_rtr(struct xiw_qp *qp)
 		o = &w->orq[w->orq_tail & w->orq_mask];
 		memset(o, 0, sizeof(*o));
 		o->sq_idx = U32_MAX;
+		o->msn = qp->tx->msn[DDP_QN_READ_REQ];
 		w->orq_tail++;
 		spin_unlock_bh(&w->lock);
 		xiw_tx_untagged(m, RDMAP_READ_REQ, DDP_QN_READ_REQ,

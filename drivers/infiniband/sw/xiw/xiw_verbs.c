@@ -56,7 +56,8 @@ static int xiw_query_device(struct ib_device *ibdev,
 	attr->max_srq_wr = XIW_MAX_SRQ_WR;
 	attr->max_srq_sge = XIW_MAX_SGE;
 	attr->max_fast_reg_page_list_len = XIW_MAX_FRMR_PAGES;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/* RFC 7306 atomics, atomic among all of xiw's QPs (and the CPUs'). */
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
 	return 0;
 }

@@ -86,6 +86,8 @@ enum rdmap_opcode {
 	RDMAP_TERMINATE = 7,
 	RDMAP_IMMDT = 8,	/* RFC 7306 Immediate Data */
 	RDMAP_IMMDT_SE = 9,
+	RDMAP_ATOMIC_REQ = 10,	/* RFC 7306 section 5.2 */
+	RDMAP_ATOMIC_RESP = 11,
 };
 
 /* Untagged queues (DDP-04) */
@@ -93,7 +95,8 @@ enum ddp_queue {
 	DDP_QN_SEND = 0,
 	DDP_QN_READ_REQ = 1,
 	DDP_QN_TERMINATE = 2,
-	DDP_NUM_QN = 3,
+	DDP_QN_ATOMIC_RESP = 3,	/* RFC 7306 section 5.2.2 */
+	DDP_NUM_QN = 4,
 };
 
 /* What every FPDU starts with: MPA length, DDP and RDMAP control. */
@@ -131,6 +134,32 @@ struct iwarp_read_req {
 
 /* RFC 7306 section 6: an Immediate Data message carries 8 bytes. */
 #define RDMAP_IMMDT_LEN		8
+
+/*
+ * RFC 7306 section 5.2.1: the Atomic Request header, after an untagged
+ * DDP header on QN 1 (DDP's payload: one segment of 52 bytes). The top
+ * 28 bits of 'aopcode' are reserved: zero on transmit, ignored.
+ */
+#define RDMAP_AOP_MASK		0x0f
+#define RDMAP_AOP_FETCH_ADD	0x0
+#define RDMAP_AOP_CMP_SWAP	0x2
+
+struct rdmap_atomic_req {
+	__be32 aopcode;
+	__be32 req_id;
+	__be32 stag;
+	__be64 to;
+	__be64 add_swap;
+	__be64 add_swap_mask;
+	__be64 compare;
+	__be64 compare_mask;
+} __packed;
+
+/* RFC 7306 section 5.2.2, Figure 6: the Atomic Response, 12 bytes on QN 3. */
+struct rdmap_atomic_resp {
+	__be32 req_id;
+	__be64 value;
+} __packed;
 
 /* RFC 5040 section 4.8: layer(4) etype(4) code(8) M D R, 13 reserved */
 #define TERM_FLAG_M		0x8000	/* segment length valid */
