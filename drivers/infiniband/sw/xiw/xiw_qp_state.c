@@ -26,6 +26,9 @@
 #define XIW_QP_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 
+/* The remote rights the iw_cm sets at INIT (iw_cm_init_qp_attr). */
+#define XIW_IWCM_ACCESS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
+
 /*
  * Completion opcode for a send queue entry, for flush completions. A
  * user ring holding XIW_WR_REG_MR holds garbage, flushed as a Send.
@@ -41,6 +44,10 @@ u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel)
 		return IB_UVERBS_WC_RDMA_READ;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_UVERBS_WC_LOCAL_INV;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_UVERBS_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_UVERBS_WC_FETCH_ADD;
 	case XIW_WR_REG_MR:
 		return kernel ? XIW_WC_REG_MR : IB_UVERBS_WC_SEND;
 	default:
@@ -332,12 +339,18 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		WRITE_ONCE(qp->access, attr->qp_access_flags);
 		/*
 		 * No rights on the way into INIT is what rdma_cm sets when it
-		 * knows none yet (an active side before its iw_cm id exists):
-		 * the connection then brings the iw_cm's. Any other setting is
-		 * the consumer's own and is kept as it is.
+		 * knows none yet (an active side before its iw_cm id exists),
+		 * remote read and write on the way into INIT or RTR what the
+		 * iw_cm sets (a passive side, both steps): the connection then
+		 * brings the CM's rights, see xiw_qp_conn_established(). Any
+		 * other setting is the consumer's own and is kept as it is.
 		 */
-		qp->access_set = !(attr->qp_access_flags == 0 &&
-				   (mask & IB_QP_STATE) && new == IB_QPS_INIT);
+		qp->access_set = !((mask & IB_QP_STATE) &&
+				   ((attr->qp_access_flags == 0 &&
+				     new == IB_QPS_INIT) ||
+				    (attr->qp_access_flags == XIW_IWCM_ACCESS &&
+				     (new == IB_QPS_INIT ||
+				      new == IB_QPS_RTR))));
 	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		qp->ord = attr->max_rd_atomic;
@@ -387,12 +400,15 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	/*
 	 * rdma_cm sets no remote rights on a QP it moves to INIT before its
 	 * iw_cm id exists (every active side), and never again for iWARP;
-	 * the iw_cm's own INIT rights are remote read and write. A QP whose
-	 * rights nobody chose gets those; rights a consumer set stay as set.
+	 * the iw_cm's own INIT rights are remote read and write, where the
+	 * IB CM grants remote atomics along with reads (no iWARP device had
+	 * atomics). A QP whose rights only a CM chose gets read, write and,
+	 * as over IB, atomics: the MR's rights still decide what a peer may
+	 * touch. Rights a consumer set stay as set.
 	 */
 	if (!qp->access_set)
-		WRITE_ONCE(qp->access, IB_ACCESS_REMOTE_WRITE |
-				       IB_ACCESS_REMOTE_READ);
+		WRITE_ONCE(qp->access, XIW_IWCM_ACCESS |
+				       IB_ACCESS_REMOTE_ATOMIC);
 	spin_lock_bh(&w->lock);
 	w->sock = sock;
 	w->mpa = *mpa;
