@@ -163,6 +163,31 @@ void wr_rdma_read(ibv_qp_ex *qpx, std::uint32_t rkey,
 	set_remote(begin(qpx, IBV_WR_RDMA_READ), {rkey, remote_addr});
 }
 
+/* RFC 7306 atomics; the setter gives the 8-byte buffer for the old value. */
+void wr_atomic_cmp_swp(ibv_qp_ex *qpx, std::uint32_t rkey,
+		       std::uint64_t remote_addr, std::uint64_t compare,
+		       std::uint64_t swap) noexcept
+{
+	xiw_sqe *sqe = begin(qpx, IBV_WR_ATOMIC_CMP_AND_SWP);
+
+	set_remote(sqe, {rkey, remote_addr});
+	if (sqe != nullptr) {
+		sqe->compare_add = compare;
+		sqe->swap = swap;
+	}
+}
+
+void wr_atomic_fetch_add(ibv_qp_ex *qpx, std::uint32_t rkey,
+			 std::uint64_t remote_addr, std::uint64_t add) noexcept
+{
+	xiw_sqe *sqe = begin(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD);
+
+	set_remote(sqe, {rkey, remote_addr});
+	if (sqe != nullptr) {
+		sqe->compare_add = add;
+	}
+}
+
 /*
  * What xiw does not carry: the batch fails with EOPNOTSUPP. Only a QP
  * that asked for none of them exists, but a program may call them anyway.
@@ -180,19 +205,6 @@ void wr_send_imm(ibv_qp_ex *qpx, __be32 /*imm_data*/) noexcept
 	refuse(qpx);
 }
 
-void wr_atomic_cmp_swp(ibv_qp_ex *qpx, std::uint32_t /*rkey*/,
-		       std::uint64_t /*remote_addr*/, std::uint64_t /*compare*/,
-		       std::uint64_t /*swap*/) noexcept
-{
-	refuse(qpx);
-}
-
-void wr_atomic_fetch_add(ibv_qp_ex *qpx, std::uint32_t /*rkey*/,
-			 std::uint64_t /*remote_addr*/,
-			 std::uint64_t /*add*/) noexcept
-{
-	refuse(qpx);
-}
 
 void wr_bind_mw(ibv_qp_ex *qpx, ibv_mw * /*mw*/, std::uint32_t /*rkey*/,
 		const ibv_mw_bind_info * /*bind_info*/) noexcept

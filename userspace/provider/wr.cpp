@@ -28,18 +28,27 @@ struct SendOpcode {
 	bool remote; /* rkey and raddr from wr.rdma */
 	bool invalidates; /* ex is the STag to invalidate */
 	bool immediate; /* ex is the immediate data (RFC 7306) */
+	bool atomic; /* RFC 7306 atomic: wr.atomic, one 8-byte SGE */
 };
 
 constexpr std::array kSendOpcodes{
-	SendOpcode{IBV_WR_SEND, IB_UVERBS_WR_SEND, true, false, false, false},
+	SendOpcode{IBV_WR_SEND, IB_UVERBS_WR_SEND, true, false, false, false,
+		   false},
 	SendOpcode{IBV_WR_SEND_WITH_INV, IB_UVERBS_WR_SEND_WITH_INV, false,
-		   false, true, false},
+		   false, true, false, false},
 	SendOpcode{IBV_WR_RDMA_WRITE, IB_UVERBS_WR_RDMA_WRITE, true, true,
-		   false, false},
+		   false, false, false},
 	SendOpcode{IBV_WR_RDMA_WRITE_WITH_IMM,
-		   IB_UVERBS_WR_RDMA_WRITE_WITH_IMM, true, true, false, true},
+		   IB_UVERBS_WR_RDMA_WRITE_WITH_IMM, true, true, false, true,
+		   false},
 	SendOpcode{IBV_WR_RDMA_READ, IB_UVERBS_WR_RDMA_READ, false, true,
-		   false, false},
+		   false, false, false},
+	SendOpcode{IBV_WR_ATOMIC_CMP_AND_SWP,
+		   IB_UVERBS_WR_ATOMIC_CMP_AND_SWP, false, false, false, false,
+		   true},
+	SendOpcode{IBV_WR_ATOMIC_FETCH_AND_ADD,
+		   IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD, false, false, false,
+		   false, true},
 };
 
 /* The verbs' numbering and the kernel's agree; xiw relies on neither. */
@@ -193,11 +202,20 @@ const SendOpcode *begin(const WrHead &head, const SendLimits &limits,
 	return op;
 }
 
-/* The SGE list of an SQE that has no data yet; EINVAL if too long. */
+/*
+ * The SGE list of an SQE that has no data yet; EINVAL if too long, or,
+ * for an atomic, anything but the one 8-byte buffer its old value goes to.
+ */
 int put_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
 	     xiw_sqe &sqe) noexcept
 {
+	const SendOpcode *op = find_opcode(&SendOpcode::wire, sqe.opcode);
+
 	if (sges.size() > limits.max_sge || sges.size() > XIW_MAX_SGE) {
+		return EINVAL;
+	}
+	if (op != nullptr && op->atomic &&
+	    (sges.size() != 1 || sges[0].length != sizeof(std::uint64_t))) {
 		return EINVAL;
 	}
 	sqe.num_sge = static_cast<std::uint8_t>(sges.size());
@@ -257,6 +275,12 @@ int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
 	if (op.remote) {
 		sqe.rkey = wr.wr.rdma.rkey;
 		sqe.raddr = wr.wr.rdma.remote_addr;
+	}
+	if (op.atomic) {
+		sqe.rkey = wr.wr.atomic.rkey;
+		sqe.raddr = wr.wr.atomic.remote_addr;
+		sqe.compare_add = wr.wr.atomic.compare_add;
+		sqe.swap = wr.wr.atomic.swap;
 	}
 	// NOLINTEND(cppcoreguidelines-pro-type-union-access)
 

@@ -35,10 +35,11 @@ struct SendLimits {
 /*
  * Fills sqe (all of it, flags without XIW_SLOT_VALID) from a send work
  * request. Returns 0, or EINVAL if xiw cannot carry the request: an opcode
- * other than SEND, SEND_WITH_INV, RDMA_WRITE, RDMA_WRITE_WITH_IMM and
- * RDMA_READ, more SGEs than limits allow, IBV_SEND_INLINE on another
- * opcode than SEND or an RDMA Write or with more than limits.max_inline
- * bytes. With IBV_SEND_INLINE the data is copied from the SGEs' addresses
+ * other than SEND, SEND_WITH_INV, RDMA_WRITE, RDMA_WRITE_WITH_IMM,
+ * RDMA_READ, ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD, more SGEs than
+ * limits allow, an atomic without exactly one 8-byte SGE, IBV_SEND_INLINE
+ * on another opcode than SEND or an RDMA Write or with more than
+ * limits.max_inline bytes. With IBV_SEND_INLINE the data is copied from the SGEs' addresses
  * now.
  */
 int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
@@ -48,7 +49,8 @@ int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
  * build_sqe() in steps, for the ibv_wr_*() builders and setters (qp_ex.cpp).
  * begin_sqe() fills sqe (all of it) with the opcode, the wr_id and the
  * flags that build_sqe() would set, and no data; EINVAL if xiw cannot carry the
- * opcode. The caller then sets rkey and raddr or ex as the opcode needs.
+ * opcode. The caller then sets rkey and raddr, ex or an atomic's operands
+ * as the opcode needs.
  */
 struct WrHead {
 	ibv_wr_opcode opcode;
@@ -60,7 +62,7 @@ int begin_sqe(const WrHead &head, const SendLimits &limits,
 
 /*
  * Give sqe its data, replacing what it had: an SGE list (EINVAL if longer
- * than limits.max_sge), or the bytes of the buffers, logically
+ * than limits.max_sge, or for an atomic unless one 8-byte SGE), or the bytes of the buffers, logically
  * concatenated, copied now (EINVAL for an opcode other than SEND or an
  * RDMA Write, or for more than limits.max_inline bytes). After EINVAL sqe
  * has no data.

@@ -292,7 +292,8 @@ int check_create_qp_resp(const xiw_create_qp_resp &resp, bool has_srq) noexcept;
 constexpr std::uint64_t kSendOpsFlags =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-	IBV_QP_EX_WITH_RDMA_READ;
+	IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 
 /* Points qpx's ibv_wr_*() members at xiw's (qp_ex.cpp). */
 void set_wr_ops(ibv_qp_ex &qpx) noexcept;

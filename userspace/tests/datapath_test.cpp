@@ -255,8 +255,8 @@ TEST_F(DataPath, PostSendRefusesWhatXiwCannotCarry)
 
 	std::vector<ibv_send_wr> refused;
 	for (const ibv_wr_opcode opcode :
-	     {IBV_WR_SEND_WITH_IMM, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
-	      IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_TSO}) {
+	     {IBV_WR_SEND_WITH_IMM, IBV_WR_LOCAL_INV, IBV_WR_BIND_MW,
+	      IBV_WR_TSO}) {
 		refused.push_back(send_wr(1, opcode));
 	}
 	ibv_send_wr too_many = send_wr(2); /* the QP has max_send_sge 2 */
@@ -268,6 +268,12 @@ TEST_F(DataPath, PostSendRefusesWhatXiwCannotCarry)
 	too_long.num_sge = 1;
 	refused.push_back(too_long);
 	refused.push_back(send_wr(4, IBV_WR_RDMA_READ, IBV_SEND_INLINE));
+	/* An atomic's one buffer is the 8 bytes of the old value. */
+	ibv_send_wr atomic = send_wr(5, IBV_WR_ATOMIC_FETCH_AND_ADD);
+	atomic.sg_list = sges.data();
+	atomic.num_sge = 1;
+	sges[0].length = 4;
+	refused.push_back(atomic);
 
 	for (const ibv_send_wr &wr : refused) {
 		EXPECT_EQ(post_one(wr), EINVAL) << wr.wr_id << " " << wr.opcode;

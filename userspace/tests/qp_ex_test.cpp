@@ -211,12 +211,6 @@ TEST_F(QpEx, RefusesWhatXiwCannotServe)
 			     a.send_ops_flags |= IBV_QP_EX_WITH_SEND_WITH_IMM;
 		     },
 		     EOPNOTSUPP},
-		Case{"atomics",
-		     [](ibv_qp_init_attr_ex &a) {
-			     a.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-						IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-		     },
-		     EOPNOTSUPP},
 		Case{"local invalidate",
 		     [](ibv_qp_init_attr_ex &a) {
 			     a.send_ops_flags = IBV_QP_EX_WITH_LOCAL_INV;
@@ -353,11 +347,18 @@ TEST_F(QpEx, ABatchReachesTheRingOnlyAtComplete)
 	ibv_wr_set_inline_data_list(qpx, bufs.size(), bufs.data());
 	/* Copied by the setter: the buffer is free again at once. */
 	hello[0] = 'j';
+	qpx->wr_id = 6;
+	qpx->wr_flags = 0;
+	ibv_wr_atomic_cmp_swp(qpx, 0xa1, 0x7008, 11, 22);
+	ibv_wr_set_sge(qpx, 0x66, 0x60000, 8);
+	qpx->wr_id = 7;
+	ibv_wr_atomic_fetch_add(qpx, 0xa2, 0x8010, 33);
+	ibv_wr_set_sge(qpx, 0x77, 0x70000, 8);
 
 	EXPECT_EQ(valid_slots(qpx), 0U) << "the kernel saw part of a batch";
 	EXPECT_TRUE(kernel.doorbells.empty());
 	ASSERT_EQ(ibv_wr_complete(qpx), 0);
-	EXPECT_EQ(valid_slots(qpx), 5U);
+	EXPECT_EQ(valid_slots(qpx), 7U);
 	ASSERT_EQ(kernel.doorbells.size(), 1U) << "one doorbell per batch";
 	EXPECT_EQ(kernel.doorbells[0].qp_handle, qpx->qp_base.handle);
 
@@ -406,7 +407,26 @@ TEST_F(QpEx, ABatchReachesTheRingOnlyAtComplete)
 				   8),
 		  "helloabc");
 
-	EXPECT_EQ(sq.flags<xiw_sqe>(5), 0U);
+	const xiw_sqe &cas = sq.slot<xiw_sqe>(5);
+	EXPECT_EQ(cas.flags, XIW_SLOT_VALID);
+	EXPECT_EQ(cas.opcode, IB_UVERBS_WR_ATOMIC_CMP_AND_SWP);
+	EXPECT_EQ(cas.wr_id, 6U);
+	EXPECT_EQ(cas.rkey, 0xa1U);
+	EXPECT_EQ(cas.raddr, 0x7008U);
+	EXPECT_EQ(cas.compare_add, 11U);
+	EXPECT_EQ(cas.swap, 22U);
+	EXPECT_EQ(cas.num_sge, 1);
+	EXPECT_EQ(cas.sge[0].lkey, 0x66U);
+
+	const xiw_sqe &faa = sq.slot<xiw_sqe>(6);
+	EXPECT_EQ(faa.opcode, IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD);
+	EXPECT_EQ(faa.rkey, 0xa2U);
+	EXPECT_EQ(faa.raddr, 0x8010U);
+	EXPECT_EQ(faa.compare_add, 33U);
+	EXPECT_EQ(faa.swap, 0U);
+	EXPECT_EQ(faa.sge[0].addr, 0x70000U);
+
+	EXPECT_EQ(sq.flags<xiw_sqe>(7), 0U);
 }
 
 TEST_F(QpEx, TheLastSetterWinsAndSqSigAllSignalsAll)
@@ -530,12 +550,18 @@ TEST_F(QpEx, AnErrorAnywhereDropsTheWholeBatch)
 		{"Send with Immediate",
 		 [](ibv_qp_ex *q) { ibv_wr_send_imm(q, htonl(1)); },
 		 EOPNOTSUPP},
-		{"compare and swap",
-		 [](ibv_qp_ex *q) { ibv_wr_atomic_cmp_swp(q, 1, 8, 0, 1); },
-		 EOPNOTSUPP},
-		{"fetch and add",
-		 [](ibv_qp_ex *q) { ibv_wr_atomic_fetch_add(q, 1, 8, 1); },
-		 EOPNOTSUPP},
+		{"an atomic's buffer not one 8-byte word",
+		 [](ibv_qp_ex *q) {
+			 ibv_wr_atomic_fetch_add(q, 1, 8, 1);
+			 ibv_wr_set_sge(q, 1, 0x1000, 4);
+		 },
+		 EINVAL},
+		{"inline data for an atomic",
+		 [&](ibv_qp_ex *q) {
+			 ibv_wr_atomic_cmp_swp(q, 1, 8, 0, 1);
+			 ibv_wr_set_inline_data(q, data.data(), 8);
+		 },
+		 EINVAL},
 		{"local invalidate",
 		 [](ibv_qp_ex *q) { ibv_wr_local_inv(q, 1); },
 		 EOPNOTSUPP},
@@ -594,7 +620,7 @@ TEST_F(QpEx, AbortDropsAFailedOrOverfullBatch)
 
 	ibv_wr_start(qpx);
 	add_send(qpx, 1);
-	ibv_wr_atomic_fetch_add(qpx, 1, 8, 1);
+	ibv_wr_local_inv(qpx, 1);
 	ibv_wr_abort(qpx);
 
 	/* The request being built when abort comes finds the ring full. */

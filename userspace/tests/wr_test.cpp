@@ -120,8 +120,6 @@ TEST(BuildSqe, RefusesOpcodesXiwDoesNotCarryYet)
 {
 	const std::array refused{
 		IBV_WR_SEND_WITH_IMM,
-		IBV_WR_ATOMIC_CMP_AND_SWP,
-		IBV_WR_ATOMIC_FETCH_AND_ADD,
 		IBV_WR_LOCAL_INV,
 		IBV_WR_BIND_MW,
 		IBV_WR_TSO,
@@ -135,6 +133,47 @@ TEST(BuildSqe, RefusesOpcodesXiwDoesNotCarryYet)
 
 		EXPECT_EQ(xiw::build_sqe(wr, kLimits, sqe), EINVAL) << opcode;
 	}
+}
+
+TEST(BuildSqe, AtomicsCarryTheirOperandsAndOneWordForTheOldValue)
+{
+	ibv_sge sge{0x1000, 8, 5};
+	ibv_send_wr wr = send_wr(IBV_WR_ATOMIC_CMP_AND_SWP, {&sge, 1});
+	wr.wr.atomic.remote_addr = 0xfeed0008;
+	wr.wr.atomic.rkey = 0x77;
+	wr.wr.atomic.compare_add = 0x1111222233334444ULL;
+	wr.wr.atomic.swap = 0x5555666677778888ULL;
+	xiw_sqe sqe{};
+
+	ASSERT_EQ(xiw::build_sqe(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.opcode, IB_UVERBS_WR_ATOMIC_CMP_AND_SWP);
+	EXPECT_EQ(sqe.rkey, 0x77U);
+	EXPECT_EQ(sqe.raddr, 0xfeed0008U);
+	EXPECT_EQ(sqe.compare_add, 0x1111222233334444ULL);
+	EXPECT_EQ(sqe.swap, 0x5555666677778888ULL);
+	EXPECT_EQ(sqe.num_sge, 1);
+	EXPECT_EQ(sqe.sge[0].addr, 0x1000U);
+	EXPECT_EQ(sqe.sge[0].lkey, 5U);
+
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.atomic.swap = 0;
+	ASSERT_EQ(xiw::build_sqe(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.opcode, IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD);
+	EXPECT_EQ(sqe.compare_add, 0x1111222233334444ULL);
+
+	/* Anything but one 8-byte buffer, and inline data, is refused. */
+	std::array<ibv_sge, 2> two{{{0x1000, 8, 5}, {0x2000, 8, 5}}};
+	for (const std::uint32_t length : {0U, 4U, 7U, 9U, 16U}) {
+		sge.length = length;
+		EXPECT_EQ(xiw::build_sqe(wr, kLimits, sqe), EINVAL) << length;
+	}
+	sge.length = 8;
+	wr.num_sge = 0;
+	EXPECT_EQ(xiw::build_sqe(wr, kLimits, sqe), EINVAL);
+	wr = send_wr(IBV_WR_ATOMIC_FETCH_AND_ADD, two);
+	EXPECT_EQ(xiw::build_sqe(wr, kLimits, sqe), EINVAL);
+	wr = send_wr(IBV_WR_ATOMIC_CMP_AND_SWP, {&sge, 1}, IBV_SEND_INLINE);
+	EXPECT_EQ(xiw::build_sqe(wr, kLimits, sqe), EINVAL);
 }
 
 TEST(BuildSqe, SignalsEveryRequestWithSqSigAll)
