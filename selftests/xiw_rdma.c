@@ -337,9 +337,16 @@ TEST_F(qpex, batch_of_every_opcode)
 	struct ibv_qp_ex *cx = self->cx;
 	struct ibv_sge two[2] = { xr_sge(c, 8192, 32), xr_sge(c, 12288, 32) };
 	char hello[] = "hello, iwarp";
-	struct ibv_wc wc[4];
+	uint64_t *word = aligned_alloc(4096, 4096);
+	struct ibv_wc wc[6];
+	struct ibv_mr *amr;
 	int i;
 
+	ASSERT_NE(NULL, word);
+	*word = 40;
+	amr = ibv_reg_mr(s->pd, word, 4096, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_ATOMIC);
+	ASSERT_NE(NULL, amr) TH_LOG("ibv_reg_mr: %s", strerror(errno));
 	xr_fill(c->buf, 100, 21);
 	xr_fill(c->buf + 8192, 32, 22);
 	xr_fill(c->buf + 12288, 32, 23);
@@ -363,10 +370,16 @@ TEST_F(qpex, batch_of_every_opcode)
 	cx->wr_id = 14;
 	ibv_wr_rdma_read(cx, s->mr->rkey, (uintptr_t)(s->buf + 20480));
 	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)(c->buf + 24576), 128);
+	cx->wr_id = 15;
+	ibv_wr_atomic_fetch_add(cx, amr->rkey, (uintptr_t)word, 5);
+	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)(c->buf + 28672), 8);
+	cx->wr_id = 16;
+	ibv_wr_atomic_cmp_swp(cx, amr->rkey, (uintptr_t)word, 45, 77);
+	ibv_wr_set_sge(cx, c->mr->lkey, (uintptr_t)(c->buf + 28680), 8);
 	ASSERT_EQ(0, ibv_wr_complete(cx));
 
-	ASSERT_EQ(4, xr_poll(c->cq, wc, 4, XR_WAIT_MS));
-	for (i = 0; i < 4; i++) {
+	ASSERT_EQ(6, xr_poll(c->cq, wc, 6, XR_WAIT_MS));
+	for (i = 0; i < 6; i++) {
 		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) TH_LOG("wr %d", i);
 		EXPECT_EQ(11 + i, wc[i].wr_id);
 	}
@@ -375,6 +388,13 @@ TEST_F(qpex, batch_of_every_opcode)
 	EXPECT_EQ(IBV_WC_RDMA_WRITE, wc[2].opcode);
 	EXPECT_EQ(IBV_WC_RDMA_READ, wc[3].opcode);
 	EXPECT_EQ(128, wc[3].byte_len);
+	EXPECT_EQ(IBV_WC_FETCH_ADD, wc[4].opcode);
+	EXPECT_EQ(IBV_WC_COMP_SWAP, wc[5].opcode);
+	EXPECT_EQ(40, *(uint64_t *)(c->buf + 28672));
+	EXPECT_EQ(45, *(uint64_t *)(c->buf + 28680));
+	EXPECT_EQ(77, *word);
+	ibv_dereg_mr(amr);
+	free(word);
 
 	ASSERT_EQ(2, xr_poll(s->cq, wc, 2, XR_WAIT_MS));
 	EXPECT_EQ(1, wc[0].wr_id);
@@ -418,7 +438,7 @@ TEST_F(qpex, abort_and_error_send_nothing)
 
 	ibv_wr_start(cx);
 	wr_send_64(cx, c, 24);
-	ibv_wr_atomic_fetch_add(cx, s->mr->rkey, (uintptr_t)s->buf, 1);
+	ibv_wr_local_inv(cx, s->mr->rkey);	/* not for user QPs */
 	EXPECT_EQ(EOPNOTSUPP, ibv_wr_complete(cx));
 
 	EXPECT_TRUE(cq_stays_empty(s->cq, 300));
@@ -449,12 +469,41 @@ TEST_F(qpex, unsupported_send_ops_refused)
 			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = self->p.srv.pd,
 		.send_ops_flags = IBV_QP_EX_WITH_SEND |
-				  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+				  IBV_QP_EX_WITH_LOCAL_INV,
 	};
 
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_create_qp_ex(self->p.srv.id->verbs, &qx));
 	EXPECT_EQ(EOPNOTSUPP, errno);
+}
+
+/*
+ * An atomic in a batch given no buffer for its old value: the builders
+ * cannot refuse it, so it reaches the kernel, which fails it locally and
+ * takes the QP to ERR; the server's memory is untouched.
+ */
+TEST_F(qpex, atomic_without_buffer_fails_locally)
+{
+	struct xr_side *c = &self->p.cli, *s = &self->p.srv;
+	struct ibv_qp_ex *cx = self->cx;
+	struct ibv_wc wc;
+
+	memset(s->buf, 0, 8);
+	cx->wr_id = 31;
+	cx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_start(cx);
+	ibv_wr_atomic_fetch_add(cx, s->mr->rkey, (uintptr_t)s->buf, 1);
+	ASSERT_EQ(0, ibv_wr_complete(cx));
+	ASSERT_EQ(1, xr_poll(c->cq, &wc, 1, XR_WAIT_MS));
+	EXPECT_EQ(31, wc.wr_id);
+	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ibv_wr_start(cx);
+	wr_send_64(cx, c, 32);
+	ASSERT_EQ(0, ibv_wr_complete(cx));
+	ASSERT_EQ(1, xr_poll(c->cq, &wc, 1, XR_WAIT_MS));
+	EXPECT_EQ(32, wc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	EXPECT_EQ(0, *(uint64_t *)s->buf);
 }
 
 /* ---- one connection, several message sizes ---- */
@@ -864,8 +913,10 @@ FIXTURE_TEARDOWN(access)
 
 TEST_F(access, remote_op_into_client)
 {
+	/* A CM's rights: read and write, and atomics as over IB. */
 	int want = variant->set ? variant->access :
-		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+		   IBV_ACCESS_REMOTE_ATOMIC;
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr qa;
 	struct ibv_wc wc;
@@ -903,6 +954,292 @@ TEST_F(access, remote_op_into_client)
 		/* Refused: the client's memory is as it was. */
 		ASSERT_EQ(-1, xr_check(self->p.cli.buf, 4096, 7));
 	}
+}
+
+/*
+ * ---- RFC 7306 atomics (EXT-02..EXT-06) ----
+ * XA_PAIRS connections whose servers all register one page of words, in
+ * each server's PD, for remote atomics (and Reads): the clients' atomics
+ * meet on the same words through different QPs.
+ */
+#define XA_PAIRS	3
+#define XA_EACH		200	/* contention: atomics per client */
+
+FIXTURE(atomic) {
+	struct xr_link link;
+	struct xr_net net;
+	struct xr_pair p[XA_PAIRS];
+	uint64_t *word;
+	struct ibv_mr *mr[XA_PAIRS];
+};
+
+FIXTURE_SETUP(atomic)
+{
+	struct xr_opts o = { .buflen = 65536, .wr = 64, .sge = 1,
+			     .rd_atom = 4 };
+	char why[320];
+	int i;
+
+	if (xr_is_siw())
+		XSKIP_SETUP("siw has no RFC 7306 atomics");
+	ASSERT_EQ(0, open_pairs(&self->link, &self->net, self->p, XA_PAIRS,
+				&o, why, sizeof(why))) TH_LOG("%s", why);
+	self->word = aligned_alloc(4096, 8192);
+	ASSERT_NE(NULL, self->word);
+	memset(self->word, 0, 8192);
+	for (i = 0; i < XA_PAIRS; i++) {
+		self->mr[i] = ibv_reg_mr(self->p[i].srv.pd, self->word, 8192,
+					 IBV_ACCESS_LOCAL_WRITE |
+					 IBV_ACCESS_REMOTE_ATOMIC |
+					 IBV_ACCESS_REMOTE_READ);
+		ASSERT_NE(NULL, self->mr[i]) TH_LOG("ibv_reg_mr: %s",
+						    strerror(errno));
+	}
+}
+
+FIXTURE_TEARDOWN(atomic)
+{
+	int i;
+
+	for (i = 0; i < XA_PAIRS; i++)
+		if (self->mr[i])
+			ibv_dereg_mr(self->mr[i]);
+	xr_pairs_fini(self->p, XA_PAIRS);
+	xr_net_fini(&self->net);
+	free(self->word);
+}
+
+/* The address of word i of the target page, as the peer names it. */
+static uint64_t xa_at(FIXTURE_DATA(atomic) *self, size_t i)
+{
+	return (uintptr_t)(self->word + i);
+}
+
+TEST_F(atomic, fetch_add_and_cmp_swap)
+{
+	struct xr_side *c = &self->p[0].cli;
+	uint64_t *old = (uint64_t *)c->buf;
+	uint32_t rk = self->mr[0]->rkey;
+
+	self->word[0] = 5;
+	self->word[1] = ~0ULL;
+	ASSERT_EQ(0, xr_atomic(c, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, 0, rk,
+			       xa_at(self, 0), 3, 0));
+	EXPECT_ONE_WC(c, 1, IBV_WC_FETCH_ADD, 8);
+	EXPECT_EQ(5, old[0]);
+	EXPECT_EQ(8, self->word[0]);
+	/* A hit swaps, a miss leaves the word; both return what was there. */
+	ASSERT_EQ(0, xr_atomic(c, IBV_WR_ATOMIC_CMP_AND_SWP, 2, 8, rk,
+			       xa_at(self, 0), 8, 100));
+	EXPECT_ONE_WC(c, 2, IBV_WC_COMP_SWAP, 8);
+	EXPECT_EQ(8, old[1]);
+	EXPECT_EQ(100, self->word[0]);
+	ASSERT_EQ(0, xr_atomic(c, IBV_WR_ATOMIC_CMP_AND_SWP, 3, 16, rk,
+			       xa_at(self, 0), 7, 1));
+	EXPECT_ONE_WC(c, 3, IBV_WC_COMP_SWAP, 8);
+	EXPECT_EQ(100, old[2]);
+	EXPECT_EQ(100, self->word[0]);
+	/* 64 bits wide: the add wraps; the word beside it stays. */
+	ASSERT_EQ(0, xr_atomic(c, IBV_WR_ATOMIC_FETCH_AND_ADD, 4, 24, rk,
+			       xa_at(self, 1), 2, 0));
+	EXPECT_ONE_WC(c, 4, IBV_WC_FETCH_ADD, 8);
+	EXPECT_EQ(~0ULL, old[3]);
+	EXPECT_EQ(1, self->word[1]);
+	EXPECT_EQ(0, self->word[2]);
+	/* Carried out by the responder's RNIC: its consumer sees nothing. */
+	EXPECT_TRUE(cq_stays_empty(self->p[0].srv.cq, 100));
+}
+
+struct xa_cpu {
+	uint64_t *word;
+	int n;
+};
+
+static void *xa_cpu_adds(void *arg)
+{
+	struct xa_cpu *x = arg;
+	int i;
+
+	for (i = 0; i < x->n; i++) {
+		__atomic_fetch_add(x->word, 1, __ATOMIC_SEQ_CST);
+		if (!(i & 15))
+			usleep(100);
+	}
+	return NULL;
+}
+
+/*
+ * RFC 7306 section 5.3: atomics from several QPs, and the CPU's own, on
+ * one word. Every increment counts, and each atomic saw a value no other
+ * one saw.
+ */
+TEST_F_TIMEOUT(atomic, contention, 300)
+{
+	const int total = XA_PAIRS * XA_EACH + XA_EACH;
+	int posted[XA_PAIRS] = { 0 }, done[XA_PAIRS] = { 0 };
+	struct xa_cpu cpu = { .word = self->word, .n = XA_EACH };
+	uint8_t *seen = calloc(total, 1);
+	long long end = now_ms() + 120000;
+	bool busy = true;
+	pthread_t th;
+	int i, j;
+
+	ASSERT_NE(NULL, seen);
+	ASSERT_EQ(0, pthread_create(&th, NULL, xa_cpu_adds, &cpu));
+	while (busy && now_ms() < end) {
+		busy = false;
+		for (i = 0; i < XA_PAIRS; i++) {
+			struct xr_side *c = &self->p[i].cli;
+			struct ibv_wc wc[4];
+			int n;
+
+			while (posted[i] < XA_EACH && posted[i] - done[i] < 4) {
+				ASSERT_EQ(0, xr_atomic(c,
+					IBV_WR_ATOMIC_FETCH_AND_ADD, posted[i],
+					posted[i] * 8, self->mr[i]->rkey,
+					xa_at(self, 0), 1, 0));
+				posted[i]++;
+			}
+			n = ibv_poll_cq(c->cq, 4, wc);
+			ASSERT_LE(0, n);
+			for (j = 0; j < n; j++) {
+				ASSERT_EQ(IBV_WC_SUCCESS, wc[j].status)
+					TH_LOG("pair %d: %s", i,
+					       xr_wc_str(&wc[j]));
+				ASSERT_EQ((uint64_t)done[i], wc[j].wr_id);
+				done[i]++;
+			}
+			busy |= done[i] < XA_EACH;
+		}
+	}
+	pthread_join(th, NULL);
+	for (i = 0; i < XA_PAIRS; i++)
+		ASSERT_EQ(XA_EACH, done[i]) TH_LOG("pair %d stalled", i);
+	ASSERT_EQ((uint64_t)total, self->word[0]);
+	for (i = 0; i < XA_PAIRS; i++) {
+		const uint64_t *old = (const uint64_t *)self->p[i].cli.buf;
+
+		for (j = 0; j < XA_EACH; j++) {
+			ASSERT_GT((uint64_t)total, old[j]);
+			ASSERT_EQ(0, seen[old[j]])
+				TH_LOG("value %llu returned twice",
+				       (unsigned long long)old[j]);
+			seen[old[j]] = 1;
+		}
+	}
+	free(seen);
+}
+
+/*
+ * RFC 7306 section 7: a Read after an atomic on the same connection sees
+ * its result, and requests complete in posting order; Reads and atomics
+ * share the ORD (4 here), so ten of each wait for room on the way.
+ */
+TEST_F(atomic, reads_and_atomics_in_order)
+{
+	struct xr_side *c = &self->p[0].cli;
+	const uint64_t *got = (const uint64_t *)c->buf;
+	struct ibv_sge g;
+	struct ibv_wc wc[20];
+	int i, n = 0;
+
+	self->word[3] = 1000;
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, xr_atomic(c, IBV_WR_ATOMIC_FETCH_AND_ADD, 2 * i,
+				       16 * i, self->mr[0]->rkey,
+				       xa_at(self, 3), 1, 0));
+		g = xr_sge(c, 16 * i + 8, 8);
+		ASSERT_EQ(0, xr_send_sgl(c, IBV_WR_RDMA_READ, 2 * i + 1, &g,
+					 1, IBV_SEND_SIGNALED, xa_at(self, 3),
+					 self->mr[0]->rkey));
+	}
+	while (n < 20) {
+		int k = xr_poll(c->cq, wc + n, 20 - n, XR_WAIT_MS);
+
+		ASSERT_LT(0, k) TH_LOG("%d of 20 completed", n);
+		n += k;
+	}
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status)
+			TH_LOG("%s", xr_wc_str(&wc[i]));
+		ASSERT_EQ((uint64_t)i, wc[i].wr_id);
+		ASSERT_EQ(i & 1 ? IBV_WC_RDMA_READ : IBV_WC_FETCH_ADD,
+			  wc[i].opcode);
+	}
+	for (i = 0; i < 10; i++) {
+		EXPECT_EQ(1000 + i, got[2 * i]);
+		EXPECT_EQ(1001 + i, got[2 * i + 1]);
+	}
+	EXPECT_EQ(1010, self->word[3]);
+}
+
+/*
+ * A refused atomic: the requester's completion says why (the responder's
+ * Terminate names the request), its later work flushes, and the target
+ * word is as it was.
+ */
+static void xa_refused(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(atomic) *self, uint32_t rkey,
+		       uint64_t at, enum ibv_wc_status want)
+{
+	struct xr_side *c = &self->p[0].cli;
+	struct ibv_wc wc;
+
+	self->word[4] = 77;
+	ASSERT_EQ(0, xr_atomic(c, IBV_WR_ATOMIC_CMP_AND_SWP, 1, 0, rkey, at,
+			       77, 5));
+	ASSERT_EQ(1, xr_poll(c->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(want, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_EQ(1, wc.wr_id);
+	ASSERT_EQ(0, xr_post(c, IBV_WR_RDMA_READ, 2, 8, 8, 0,
+			     &self->p[0].srv, 0));
+	ASSERT_EQ(1, xr_poll(c->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	EXPECT_EQ(77, self->word[4]);
+	EXPECT_EQ(0, self->word[5]);
+}
+
+/* RFC 7306 sections 5.1 and 8.2: the target must be 64-bit aligned. */
+TEST_F(atomic, unaligned_target_refused)
+{
+	xa_refused(_metadata, self, self->mr[0]->rkey, xa_at(self, 4) + 4,
+		   IBV_WC_REM_INV_REQ_ERR);
+}
+
+/* The MR grants reads and writes but no atomics. */
+TEST_F(atomic, mr_without_atomic_right_refused)
+{
+	memcpy(self->p[0].srv.buf, &(uint64_t){ 77 }, 8);
+	xa_refused(_metadata, self, self->p[0].srv.mr->rkey,
+		   (uintptr_t)self->p[0].srv.buf, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(77, *(uint64_t *)self->p[0].srv.buf);
+}
+
+/* The responder's QP was given read and write rights only. */
+TEST_F(atomic, qp_without_atomic_right_refused)
+{
+	struct ibv_qp_attr qa = {
+		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	ASSERT_EQ(0, ibv_modify_qp(self->p[0].srv.qp, &qa,
+				   IBV_QP_ACCESS_FLAGS));
+	xa_refused(_metadata, self, self->mr[0]->rkey, xa_at(self, 4),
+		   IBV_WC_REM_ACCESS_ERR);
+}
+
+/* A word past the MR's end, and an STag that names no MR. */
+TEST_F(atomic, out_of_bounds_refused)
+{
+	xa_refused(_metadata, self, self->mr[0]->rkey, xa_at(self, 1024),
+		   IBV_WC_REM_ACCESS_ERR);
+}
+
+TEST_F(atomic, unknown_stag_refused)
+{
+	xa_refused(_metadata, self, self->mr[0]->rkey ^ 0x80,
+		   xa_at(self, 4), IBV_WC_REM_ACCESS_ERR);
 }
 
 /*

@@ -415,8 +415,8 @@ struct xr_opts {
 	bool cq_ex;
 	/*
 	 * Each side's QP made with rdma_create_qp_ex(), for ibv_wr_*(): Send,
-	 * Send with Invalidate, RDMA Write (with Immediate) and Read, with
-	 * inline_data bytes of inline data.
+	 * Send with Invalidate, RDMA Write (with Immediate), Read and the
+	 * two atomics, with inline_data bytes of inline data.
 	 */
 	bool qp_ex;
 	uint32_t inline_data;
@@ -589,7 +589,9 @@ static int xr_side_init(struct xr_net *n, struct xr_side *s,
 					  IBV_QP_EX_WITH_SEND_WITH_INV |
 					  IBV_QP_EX_WITH_RDMA_WRITE |
 					  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-					  IBV_QP_EX_WITH_RDMA_READ,
+					  IBV_QP_EX_WITH_RDMA_READ |
+					  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+					  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
 		};
 
 		if (rdma_create_qp_ex(id, &qx))
@@ -971,6 +973,28 @@ xr_post(struct xr_side *s, enum ibv_wr_opcode op, uint64_t wr_id,
 			   flags | IBV_SEND_SIGNALED,
 			   peer ? (uintptr_t)(peer->buf + roff) : 0,
 			   peer ? peer->mr->rkey : 0);
+}
+
+/*
+ * Post a signalled atomic (IBV_WR_ATOMIC_FETCH_AND_ADD or _CMP_AND_SWP) on
+ * the 64-bit word at raddr of rkey; the old value lands at s->buf + off.
+ */
+static int __attribute__((unused))
+xr_atomic(struct xr_side *s, enum ibv_wr_opcode op, uint64_t wr_id,
+	  size_t off, uint32_t rkey, uint64_t raddr, uint64_t compare_add,
+	  uint64_t swap)
+{
+	struct ibv_sge g = xr_sge(s, off, sizeof(uint64_t));
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &g, .num_sge = 1,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad = NULL;
+
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	return ibv_post_send(s->qp, &wr, &bad);
 }
 
 static __attribute__((unused)) const char *xr_wc_str(const struct ibv_wc *wc)

@@ -94,7 +94,8 @@ TEST_F(verbs, device_limits)
 	EXPECT_EQ(16384, a.max_srq_wr);
 	EXPECT_EQ(8, a.max_srq_sge);
 	EXPECT_EQ(0, a.max_mw);
-	EXPECT_EQ(IBV_ATOMIC_NONE, a.atomic_cap);
+	/* RFC 7306 atomics, atomic among all of the device's QPs */
+	EXPECT_EQ(IBV_ATOMIC_HCA, a.atomic_cap);
 	EXPECT_EQ(1, a.phys_port_cnt);
 	EXPECT_EQ(0xffffffu, a.vendor_id);
 
