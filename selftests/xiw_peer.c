@@ -621,6 +621,68 @@ TEST_F_TIMEOUT(peer, immdt_not_8_bytes, 60)
 		   "terminate layer=0x0 etype=0x2 ecode=0x06", true);
 }
 
+/*
+ * RFC 7306 Atomic Requests that must be refused (EXT-02..EXT-05): each
+ * ends in the Terminate of RFC 5040 section 4.8 with the request's DDP
+ * header, the target untouched. The listener's QP has the CM's rights,
+ * atomics included, so the STag is what is refused where it is bad.
+ */
+TEST_F_TIMEOUT(peer, atomic_invalid_stag, 60)
+{
+	xp_hostile(_metadata, self, "atomic:0:0xbad0bad0:0",
+		   "terminate layer=0x0 etype=0x1 ecode=0x00 hdrs=ddp m=1 seg_len=70 ddp_op=atomic_req ddp_qn=0x1 ddp_msn=1",
+		   false);
+}
+
+TEST_F_TIMEOUT(peer, atomic_to_wraps, 60)
+{
+	xp_hostile(_metadata, self, "atomic:0:0xbad0bad0:0xfffffffffffffff8",
+		   "terminate layer=0x0 etype=0x1 ecode=0x04 hdrs=ddp", false);
+}
+
+/* An AOpCode RFC 7306 does not define (1 was Swap in drafts). */
+TEST_F_TIMEOUT(peer, atomic_unknown_aopcode, 60)
+{
+	xp_hostile(_metadata, self, "atomic:1:0xbad0bad0:0",
+		   "terminate layer=0x0 etype=0x2 ecode=0x06 hdrs=ddp", true);
+}
+
+/* The request is one 52-byte segment: 16 bytes is malformed. */
+TEST_F_TIMEOUT(peer, atomic_wrong_length, 60)
+{
+	xp_hostile(_metadata, self, "atomic:0:0xbad0bad0:0!data=16",
+		   "terminate layer=0x0 etype=0x2 ecode=0x06 hdrs=ddp m=1 seg_len=34",
+		   true);
+}
+
+/* RFC 7306 section 5.2.1 item 5: on QN 1, not the Send queue. */
+TEST_F_TIMEOUT(peer, atomic_on_send_queue, 60)
+{
+	xp_hostile(_metadata, self, "atomic:0:0xbad0bad0:0!qn=0",
+		   "terminate layer=0x1 etype=0x2 ecode=0x01 hdrs=ddp", true);
+}
+
+/* QN 1's MSN, shared with the Read Requests, must be the next one. */
+TEST_F_TIMEOUT(peer, atomic_bad_msn, 60)
+{
+	xp_hostile(_metadata, self, "atomic:0:0xbad0bad0:0!msn=7",
+		   "terminate layer=0x1 etype=0x2 ecode=0x03 hdrs=ddp", true);
+}
+
+TEST_F_TIMEOUT(peer, atomic_on_tagged_segment, 60)
+{
+	xp_hostile(_metadata, self, "atomic:0:0xbad0bad0:0!tagged",
+		   "terminate layer=0x0 etype=0x2 ecode=0x06 hdrs=ddp", true);
+}
+
+/* An Atomic Response when no atomic is outstanding (RFC 7306 5.2.2). */
+TEST_F_TIMEOUT(peer, atomic_response_unasked, 60)
+{
+	xp_hostile(_metadata, self, "atomic_resp:1:5",
+		   "terminate layer=0x0 etype=0x2 ecode=0x06 hdrs=ddp m=1 seg_len=30 ddp_op=atomic_resp ddp_qn=0x3 ddp_msn=1",
+		   true);
+}
+
 /* One port counter of the listener's device; -1 if unreadable. */
 static long long xp_counter(FIXTURE_DATA(peer) *self, const char *name)
 {

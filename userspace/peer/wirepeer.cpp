@@ -89,6 +89,8 @@ struct options {
 		"  send:N send_se:N send_inv:N:STAG send_se_inv:N:STAG\n"
 		"  write:STAG:TO:N  read:SRCSTAG:SRCTO:N[:SINKSTAG:SINKTO]\n"
 		"  reads:K:SRCSTAG:SRCTO:N  immdt:HEX16  terminate:L:E:C\n"
+		"  atomic:AOP:STAG:TO[:ADD_SWAP[:COMPARE[:REQ_ID]]]\n"
+		"  atomic_resp:REQ_ID[:VALUE] (RFC 7306)\n"
 		"  raw:HEX  wait:MS  close\n"
 		"faults: crc length pad marker truncate overlong ddp_version\n"
 		"  rdmap_version opcode qn msn mo stag to last tagged\n"
@@ -595,6 +597,18 @@ void session::on_fpdu(byte_view u)
 		std::snprintf(line, sizeof(line), "%s msn=%u data=%s",
 			      op.c_str(), h.msn, to_hex(s.payload, 8).c_str());
 		break;
+	case opcode::atomic_resp:
+		/* RFC 7306 Figure 6: Request Identifier, original value. */
+		if (s.payload.size() == 12) {
+			std::snprintf(line, sizeof(line),
+				      "atomic_resp qn=%u msn=%u last=%d req_id=%u value=0x%llx",
+				      h.qn, h.msn, h.last,
+				      get_be32(s.payload.data()),
+				      static_cast<unsigned long long>(
+					      get_be64(s.payload.data() + 4)));
+			break;
+		}
+		[[fallthrough]];
 	default:
 		std::snprintf(line, sizeof(line),
 			      "%s qn=%u msn=%u mo=%u len=%zu last=%d inval=0x%x",
@@ -848,6 +862,40 @@ bool session::action(const std::string &a)
 		data = parse_hex(p.size() > 1 ? p[1] : "0102030405060708");
 		m.payload = data;
 		m.msn = next_msn(kQnSend);
+		return send_message(m, fault);
+	}
+	if (verb == "atomic") {
+		/*
+		 * RFC 7306 section 5.2.1: the request's header is the DDP
+		 * payload. FetchAdd (0) unmasked, CmpSwap (2) every bit.
+		 */
+		const std::uint64_t aop = arg(1);
+
+		m.op = static_cast<std::uint8_t>(opcode::atomic_req);
+		m.qn = kQnReadReq;
+		m.msn = next_msn(kQnReadReq);
+		data.assign(52, 0);
+		put_be32(&data[0], static_cast<std::uint32_t>(aop));
+		put_be32(&data[4], p.size() > 6 ?
+			 static_cast<std::uint32_t>(arg(6)) : m.msn);
+		put_be32(&data[8], static_cast<std::uint32_t>(arg(2)));
+		put_be64(&data[12], arg(3));
+		put_be64(&data[20], p.size() > 4 ? arg(4) : 1);
+		put_be64(&data[28], aop == 0 ? 0 : ~0ULL);
+		put_be64(&data[36], p.size() > 5 ? arg(5) : 0);
+		put_be64(&data[44], ~0ULL);
+		m.payload = data;
+		return send_message(m, fault);
+	}
+	if (verb == "atomic_resp") {
+		/* RFC 7306 section 5.2.2, on QN 3, asked for or not. */
+		m.op = static_cast<std::uint8_t>(opcode::atomic_resp);
+		m.qn = kQnAtomicResp;
+		m.msn = next_msn(kQnAtomicResp);
+		data.assign(12, 0);
+		put_be32(&data[0], static_cast<std::uint32_t>(arg(1)));
+		put_be64(&data[4], p.size() > 2 ? arg(2) : 0);
+		m.payload = data;
 		return send_message(m, fault);
 	}
 	if (verb == "terminate") {
