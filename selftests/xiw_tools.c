@@ -240,23 +240,24 @@ static bool listen_race_rerun(const struct run *r, int rc)
 	return true;
 }
 
-/* A perftest program over rdma_cm, 4096-byte messages, n iterations. */
-static void perftest(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(tool) *self, const char *prog, int port,
-		     int iters)
+/* A perftest program over rdma_cm, size-byte messages, n iterations. */
+static void perftest_size(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(tool) *self, const char *prog,
+			  int port, int iters, int size)
 {
 	int attempt, rc = -1;
-	char lib[256];
+	char lib[256], row[16];
 
 	lib_path(lib, sizeof(lib));
 	for (attempt = 1;; attempt++) {
 		ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, port,
-					  "%s -R -F -d %s -p %d -n %d -s 4096",
-					  prog, self->link.ibdev, port, iters));
+					  "%s -R -F -d %s -p %d -n %d -s %d",
+					  prog, self->link.ibdev, port, iters,
+					  size));
 		rc = xsh(self->r.out, sizeof(self->r.out),
-			 "bash '%s' listen-race %d %s -- timeout -k 2 %d %s -R -F -d %s -p %d -n %d -s 4096 "
+			 "bash '%s' listen-race %d %s -- timeout -k 2 %d %s -R -F -d %s -p %d -n %d -s %d "
 			 XR_ADDR, lib, attempt, prog, CLIENT_S, prog,
-			 self->link.ibdev, port, iters);
+			 self->link.ibdev, port, iters, size);
 		if (!listen_race_rerun(&self->r, rc))
 			break;
 		kill_server(&self->r);
@@ -269,9 +270,17 @@ static void perftest(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, rc) TH_LOG("client exit status %d", rc);
 	ASSERT_NE(NULL, strstr(self->r.out, "#bytes"))
 		TH_LOG("no result table:\n%s", self->r.out);
-	ASSERT_NE(NULL, strstr(self->r.out, " 4096 "))
-		TH_LOG("no 4096-byte result:\n%s", self->r.out);
+	snprintf(row, sizeof(row), " %d ", size);
+	ASSERT_NE(NULL, strstr(self->r.out, row))
+		TH_LOG("no %d-byte result:\n%s", size, self->r.out);
 	SERVER_OK();
+}
+
+static void perftest(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(tool) *self, const char *prog, int port,
+		     int iters)
+{
+	perftest_size(_metadata, self, prog, port, iters, 4096);
 }
 
 TEST_F_TIMEOUT(tool, ib_send_bw, 120)
@@ -304,6 +313,21 @@ TEST_F_TIMEOUT(tool, ib_read_lat, 120)
 	perftest(_metadata, self, "ib_read_lat", 18520, 100);
 }
 
+/* RFC 7306 atomics: 8-byte fetch-and-add and compare-and-swap. */
+TEST_F_TIMEOUT(tool, ib_atomic_bw, 120)
+{
+	if (xr_is_siw())
+		SKIP(return, "siw has no atomics");
+	perftest_size(_metadata, self, "ib_atomic_bw", 18521, 200, 8);
+}
+
+TEST_F_TIMEOUT(tool, ib_atomic_lat, 120)
+{
+	if (xr_is_siw())
+		SKIP(return, "siw has no atomics");
+	perftest_size(_metadata, self, "ib_atomic_lat", 18522, 100, 8);
+}
+
 /*
  * qperf's server never exits: it is killed once the client is done.
  * rc_rdma_read_lat moves Reads one at a time at IRD/ORD 1 (-cm1): each
@@ -323,13 +347,15 @@ TEST_F_TIMEOUT(tool, qperf_rc, 300)
 		{ "rc_rdma_write_bw", "-m 4096" },
 		{ "rc_rdma_read_lat", "-m 4096" },
 		{ "rc_rdma_write_lat", "-m 4096" },
+		/* RFC 7306 atomics; siw has none (see below). */
+		{ "rc_compare_swap_mr", "" }, { "rc_fetch_add_mr", "" },
 	};
 	unsigned int i;
 	int rc, attempt;
 	char lib[256];
 
 	lib_path(lib, sizeof(lib));
-	ASSERT_LT(0, start_server(&self->r, 7 * CLIENT_S, 19765, "qperf"));
+	ASSERT_LT(0, start_server(&self->r, 9 * CLIENT_S, 19765, "qperf"));
 	/*
 	 * qperf's server sends the client its rdma_cm port before it calls
 	 * rdma_listen, for every test: a client that connects at once may
@@ -337,6 +363,8 @@ TEST_F_TIMEOUT(tool, qperf_rc, 300)
 	 * client per test; the server keeps running.
 	 */
 	for (i = 0; i < ARRAY_SIZE(tests); i++) {
+		if (xr_is_siw() && strstr(tests[i].name, "_mr"))
+			continue;
 		for (attempt = 1;; attempt++) {
 			rc = xsh(self->r.out, sizeof(self->r.out),
 				 "bash '%s' listen-race %d 'qperf %s' -- timeout -k 2 %d qperf -cm1 -t 2 %s "
