@@ -20,6 +20,7 @@
 #include <rdma/xiw-abi.h>
 
 #include "xiw_compat.h"
+#include "xiw_atomic.h"
 #include "xiw_wire.h"
 #include "xiw_counters.h"
 
@@ -456,8 +457,6 @@ int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
 int xiw_mr_invalidate(struct xiw_device *xdev, struct ib_pd *pd, u32 stag,
 		      bool remote);
 int xiw_mr_word(struct xiw_mr *mr, u64 addr, struct bio_vec *bv);
-u64 xiw_atomic_result(u8 aop, u64 old, u64 add_swap, u64 add_swap_mask,
-		      u64 compare, u64 compare_mask);
 u64 xiw_atomic_exec(const struct bio_vec *bv, u8 aop, u64 add_swap,
 		    u64 add_swap_mask, u64 compare, u64 compare_mask);
 int xiw_mr_fastreg(struct xiw_device *xdev, struct ib_pd *pd, u32 lkey,

@@ -592,25 +592,6 @@ int xiw_mr_word(struct xiw_mr *mr, u64 addr, struct bio_vec *bv)
 }
 
 /*
- * The value an atomic operation leaves, from the word's old value
- * (RFC 7306 sections 5.1.1 and 5.1.2). FetchAdd: a bit set in the mask
- * ends a field, its carry out is dropped; adding with those bits taken
- * out of both operands keeps every carry inside its field, and the
- * dropped bits' sums are their XOR. CmpSwap: the masked bits of the
- * swap data replace the word's when the masked compare matches.
- */
-u64 xiw_atomic_result(u8 aop, u64 old, u64 add_swap, u64 add_swap_mask,
-		      u64 compare, u64 compare_mask)
-{
-	if (aop == RDMAP_AOP_FETCH_ADD)
-		return ((old & ~add_swap_mask) + (add_swap & ~add_swap_mask)) ^
-		       ((old ^ add_swap) & add_swap_mask);
-	if ((old ^ compare) & compare_mask)
-		return old;
-	return (old & ~add_swap_mask) | (add_swap & add_swap_mask);
-}
-
-/*
  * Carry out an atomic operation on the word bv names (xiw_mr_word()),
  * returning its old value. A compare-and-exchange loop on the word
  * itself: atomic against every other QP, device and CPU using it

@@ -138,11 +138,9 @@ struct iwarp_read_req {
 /*
  * RFC 7306 section 5.2.1: the Atomic Request header, after an untagged
  * DDP header on QN 1 (DDP's payload: one segment of 52 bytes). The top
- * 28 bits of 'aopcode' are reserved: zero on transmit, ignored.
+ * 28 bits of 'aopcode' are reserved: zero on transmit, ignored. The
+ * AOpCodes are in xiw_atomic.h.
  */
-#define RDMAP_AOP_MASK		0x0f
-#define RDMAP_AOP_FETCH_ADD	0x0
-#define RDMAP_AOP_CMP_SWAP	0x2
 
 struct rdmap_atomic_req {
 	__be32 aopcode;
