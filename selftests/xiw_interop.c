@@ -178,6 +178,58 @@ TEST_F_TIMEOUT(interop, rdma_read_reverse, XW_TIMEOUT)
 	xw_read(_metadata, self->s, self->c, self->seed);
 }
 
+/*
+ * An RFC 7306 atomic towards siw, which has none: siw refuses the opcode
+ * with a Terminate (0x02/0x06, no headers) and closes. The atomic fails
+ * as an invalid request, or flushes if siw closed before its Terminate
+ * went out; siw's memory is untouched and neither kernel complains.
+ */
+/* FPDUs of opcode op the initiator (ini) or the responder sent. */
+static int xi_count_op(struct xm_cap *cap, bool ini, int op)
+{
+	struct xm_stream *st = ini ? &cap->ini : &cap->rsp;
+	struct xm_frame fr = xm_frame(st, ini ? "MPA ID Req Frame" :
+					      "MPA ID Rep Frame");
+	struct xm_stream *other = ini ? &cap->rsp : &cap->ini;
+	bool mrk = xm_frame(other, ini ? "MPA ID Rep Frame" :
+					 "MPA ID Req Frame").flags & XM_F_M;
+	size_t off = fr.end;
+	struct xm_fpdu f;
+	int n = 0;
+
+	while (fr.ok && xm_fpdu(st, fr.end, mrk, &off, &f, NULL))
+		n += f.opcode == op;
+	return n;
+}
+
+TEST_F_TIMEOUT(interop, atomic_refused_by_siw, XW_TIMEOUT)
+{
+	struct xr_side *x = variant->xiw_initiates ? self->c : self->s;
+	struct xr_side *w = variant->xiw_initiates ? self->s : self->c;
+	struct ibv_wc wc;
+	int req, term;
+
+	if (!variant->xiw_initiates)
+		xw_initiator_first(_metadata, self->c, self->s);
+	memset(w->buf, 0, 8);
+	ASSERT_EQ(0, xr_atomic(x, IBV_WR_ATOMIC_FETCH_AND_ADD, 0xa7, 0,
+			       w->mr->rkey, (uintptr_t)w->buf, 1, 0));
+	ASSERT_EQ(1, xr_poll(x->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(0xa7, wc.wr_id);
+	ASSERT_TRUE(wc.status == IBV_WC_REM_INV_REQ_ERR ||
+		    wc.status == IBV_WC_WR_FLUSH_ERR)
+		TH_LOG("%s", xr_wc_str(&wc));
+	EXPECT_EQ(0, *(uint64_t *)w->buf);
+	/* On the wire: the Atomic Request went out, once. */
+	usleep(100000);
+	xm_cap_drain(self->cap);
+	req = xi_count_op(self->cap, variant->xiw_initiates, 10);
+	term = xi_count_op(self->cap, !variant->xiw_initiates, 7);
+	EXPECT_EQ(1, req);
+	TH_LOG("the atomic completed %s; siw sent %d Terminate(s)",
+	       ibv_wc_status_str(wc.status), term);
+}
+
 TEST_F_TIMEOUT(interop, zero_length, XW_TIMEOUT)
 {
 	xm_cap_close(self->cap);
