@@ -964,13 +964,29 @@ int fuzz(const options &o)
 			 * Valid messages that need nothing from the listener
 			 * but posted receives: Sends, and zero-length Writes
 			 * and Reads, whose STags are not checked (DDP-05,
-			 * RDMAP-02); then maybe one structured fault.
+			 * RDMAP-02), and a few atomics; then maybe one
+			 * structured fault.
 			 */
 			message m;
 			byte_vec data;
 			const unsigned int kind = rng() % 4;
 
-			if (kind == 0) {
+			if (rng() % 16 == 0) {
+				/*
+				 * Now and then an RFC 7306 Atomic Request on a
+				 * random STag: refused, and the connection
+				 * ends, unless a mutation got there first.
+				 */
+				m.op = static_cast<std::uint8_t>(opcode::atomic_req);
+				m.qn = kQnReadReq;
+				m.msn = s.next_msn(kQnReadReq);
+				data.resize(52);
+				for (auto &b : data)
+					b = static_cast<std::uint8_t>(rng());
+				put_be32(data.data(), (rng() & 1) * 2);
+				put_be32(data.data() + 4, m.msn);
+				m.payload = data;
+			} else if (kind == 0) {
 				m.op = static_cast<std::uint8_t>(opcode::write);
 				m.stag = static_cast<std::uint32_t>(rng());
 				m.to = rng() % 4096;
