@@ -210,24 +210,41 @@ static void xiw_rx_send_hdr(struct xiw_rx *rx)
 }
 
 /*
+ * An untagged message that must be one whole segment of len payload
+ * bytes on queue qn, the next in that queue's MSN order. Returns 0, or
+ * -EIO after raising the error: another queue (0x12/0x01), not one
+ * segment of len bytes (0x02/0x06), out of order (0x12/0x03).
+ */
+static int xiw_rx_one_segment(struct xiw_rx *rx, u32 qn, u32 len)
+{
+	struct iwarp_untagged *u = (struct iwarp_untagged *)rx->hdr;
+
+	if (be32_to_cpu(u->qn) != qn) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
+		return -EIO;
+	}
+	if (rx->data_len != len || !rx->last || be32_to_cpu(u->mo)) {
+		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
+		return -EIO;
+	}
+	if (be32_to_cpu(u->msn) != rx->msn[qn]) {
+		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
  * RFC 7306 Immediate Data (EXT-08): exactly 8 bytes in one segment on
  * QN 0; it consumes a receive WQE but places nothing in it.
  */
 static void xiw_rx_immdt_hdr(struct xiw_rx *rx)
 {
-	struct iwarp_untagged *u = (struct iwarp_untagged *)rx->hdr;
-
-	if (be32_to_cpu(u->qn) != DDP_QN_SEND) {
-		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
+	if (xiw_rx_one_segment(rx, DDP_QN_SEND, RDMAP_IMMDT_LEN))
 		return;
-	}
-	if (rx->rq_active || rx->data_len != RDMAP_IMMDT_LEN || !rx->last ||
-	    be32_to_cpu(u->mo)) {
+	/* Not inside a Send still arriving. */
+	if (rx->rq_active) {
 		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
-		return;
-	}
-	if (be32_to_cpu(u->msn) != rx->msn[DDP_QN_SEND]) {
-		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
 		return;
 	}
 	if (xiw_rx_start_rqe(rx))
@@ -311,18 +328,9 @@ static void xiw_rx_read_req(struct xiw_rx *rx)
 	int rv;
 
 	rx->tgt = XIW_TGT_NONE;
-	if (be32_to_cpu(r->hdr.qn) != DDP_QN_READ_REQ) {
-		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
+	/* The header is all of it: no payload. */
+	if (xiw_rx_one_segment(rx, DDP_QN_READ_REQ, 0))
 		return;
-	}
-	if (rx->data_len || !rx->last || be32_to_cpu(r->hdr.mo)) {
-		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
-		return;
-	}
-	if (be32_to_cpu(r->hdr.msn) != rx->msn[DDP_QN_READ_REQ]) {
-		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
-		return;
-	}
 	if (READ_ONCE(w->irq_tail) - READ_ONCE(w->irq_head) >= w->mpa.ird) {
 		/* RDMAP-04: more Reads than our IRD (0: none at all). */
 		xiw_rx_error(rx, TERM_RDMAP_OP, 0x07, true);
@@ -373,22 +381,11 @@ static void xiw_rx_read_req(struct xiw_rx *rx)
  */
 static void xiw_rx_atomic_req_hdr(struct xiw_rx *rx)
 {
-	struct iwarp_untagged *u = (struct iwarp_untagged *)rx->hdr;
 	struct xiw_wire *w = &rx->qp->wire;
 
-	if (be32_to_cpu(u->qn) != DDP_QN_READ_REQ) {
-		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
+	if (xiw_rx_one_segment(rx, DDP_QN_READ_REQ,
+			       sizeof(struct rdmap_atomic_req)))
 		return;
-	}
-	if (rx->data_len != sizeof(struct rdmap_atomic_req) || !rx->last ||
-	    be32_to_cpu(u->mo)) {
-		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
-		return;
-	}
-	if (be32_to_cpu(u->msn) != rx->msn[DDP_QN_READ_REQ]) {
-		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
-		return;
-	}
 	if (READ_ONCE(w->irq_tail) - READ_ONCE(w->irq_head) >= w->mpa.ird) {
 		xiw_rx_error(rx, TERM_RDMAP_OP, 0x07, true);
 		return;
@@ -403,23 +400,12 @@ static void xiw_rx_atomic_req_hdr(struct xiw_rx *rx)
  */
 static void xiw_rx_atomic_resp_hdr(struct xiw_rx *rx)
 {
-	struct iwarp_untagged *u = (struct iwarp_untagged *)rx->hdr;
 	struct xiw_wire *w = &rx->qp->wire;
 	bool ok;
 
-	if (be32_to_cpu(u->qn) != DDP_QN_ATOMIC_RESP) {
-		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x01, true);
+	if (xiw_rx_one_segment(rx, DDP_QN_ATOMIC_RESP,
+			       sizeof(struct rdmap_atomic_resp)))
 		return;
-	}
-	if (rx->data_len != sizeof(struct rdmap_atomic_resp) || !rx->last ||
-	    be32_to_cpu(u->mo)) {
-		xiw_rx_error(rx, TERM_RDMAP_OP, 0x06, true);
-		return;
-	}
-	if (be32_to_cpu(u->msn) != rx->msn[DDP_QN_ATOMIC_RESP]) {
-		xiw_rx_error(rx, TERM_DDP_UNTAGGED, 0x03, true);
-		return;
-	}
 	spin_lock_bh(&w->lock);
 	ok = w->orq_head != w->orq_tail &&
 	     w->orq[w->orq_head & w->orq_mask].atomic;
