@@ -738,6 +738,96 @@ TEST_F(conn, multi_sge_read_sink)
 
 
 /* DDP-05, RDMAP-02: zero-length Send, Write and Read each complete. */
+/* Read len bytes of rkey's raddr into c->buf + off; the status. */
+static int xc_read(struct xr_side *c, size_t off, size_t len, uint64_t raddr,
+		   uint32_t rkey)
+{
+	struct ibv_sge g = xr_sge(c, off, len);
+	struct ibv_wc wc;
+
+	if (xr_send_sgl(c, IBV_WR_RDMA_READ, 0x4e4e, &g, 1, IBV_SEND_SIGNALED,
+			raddr, rkey) ||
+	    xr_poll(c->cq, &wc, 1, XR_WAIT_MS) != 1)
+		return -1;
+	return wc.status;
+}
+
+/*
+ * ibv_rereg_mr(): a new translation, new rights, another PD and back,
+ * each under new keys that work at once; a refused rereg leaves the MR
+ * as it was; the first keys are refused at the end (which ends the
+ * connection, so it comes last).
+ */
+TEST_F(conn, rereg_mr)
+{
+	struct xr_side *c = self->c, *s = self->s;
+	uint8_t *a = aligned_alloc(4096, 8192), *b = aligned_alloc(4096, 8192);
+	struct ibv_pd *pd2 = ibv_alloc_pd(s->id->verbs);
+	uint32_t first, keys;
+	struct ibv_mr *mr;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	ASSERT_NE(NULL, pd2);
+	xr_fill(a, 8192, self->seed);
+	xr_fill(b, 8192, self->seed + 1);
+	mr = ibv_reg_mr(s->pd, a, 8192, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, mr);
+	first = mr->rkey;
+	ASSERT_EQ(IBV_WC_SUCCESS, xc_read(c, 0, 8192, (uintptr_t)a, mr->rkey));
+	ASSERT_PATTERN(c->buf, 8192, self->seed);
+
+	/* Another translation: b, new keys. */
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				  b, 8192, 0));
+	EXPECT_NE(first, mr->rkey);
+	EXPECT_EQ(b, mr->addr);
+	ASSERT_EQ(IBV_WC_SUCCESS, xc_read(c, 0, 8192, (uintptr_t)b, mr->rkey));
+	ASSERT_PATTERN(c->buf, 8192, self->seed + 1);
+
+	/* Refused rights (remote write without local write): nothing moves. */
+	keys = mr->rkey;
+	EXPECT_NE(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				  0, IBV_ACCESS_REMOTE_WRITE));
+	EXPECT_EQ(keys, mr->rkey);
+	ASSERT_EQ(IBV_WC_SUCCESS, xc_read(c, 0, 64, (uintptr_t)b, mr->rkey));
+
+	/* New rights: remote write too; a Write through the new keys. */
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				  0, IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_REMOTE_READ |
+				  IBV_ACCESS_REMOTE_WRITE));
+	EXPECT_NE(keys, mr->rkey);
+	xr_fill(c->buf, 4096, self->seed + 2);
+	{
+		struct ibv_sge g = xr_sge(c, 0, 4096);
+
+		ASSERT_EQ(0, xr_send_sgl(c, IBV_WR_RDMA_WRITE, 0x3e3e, &g, 1,
+					 IBV_SEND_SIGNALED, (uintptr_t)b,
+					 mr->rkey));
+		EXPECT_ONE_WC(c, 0x3e3e, IBV_WC_RDMA_WRITE, 4096);
+	}
+	ASSERT_EQ(IBV_WC_SUCCESS, xc_read(c, 8192, 4096, (uintptr_t)b,
+					  mr->rkey));
+	ASSERT_PATTERN(c->buf + 8192, 4096, self->seed + 2);
+
+	/* To another PD and back: the keys work again in the QP's own. */
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0));
+	EXPECT_EQ(pd2, mr->pd);
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, s->pd, NULL, 0,
+				  0));
+	ASSERT_EQ(IBV_WC_SUCCESS, xc_read(c, 0, 64, (uintptr_t)b, mr->rkey));
+
+	/* The first keys name nothing now. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  xc_read(c, 0, 64, (uintptr_t)a, first));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	EXPECT_EQ(0, ibv_dealloc_pd(pd2));
+	free(a);
+	free(b);
+}
+
 TEST_F(conn, zero_length_send_write_read)
 {
 	int rc = xr_recv_sgl(self->s, 10, NULL, 0);

@@ -47,6 +47,7 @@ constexpr verbs_context_ops make_context_ops() noexcept
 	ops.query_qp = query_qp;
 	ops.query_srq = query_srq;
 	ops.reg_mr = reg_mr;
+	ops.rereg_mr = rereg_mr;
 	return ops;
 }
 

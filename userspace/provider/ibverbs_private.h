@@ -315,6 +315,23 @@ struct ibv_reg_mr_resp {
 	__u32 rkey;
 };
 
+struct ibv_rereg_mr {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 mr_handle;
+	__u32 flags;
+	__aligned_u64 start;
+	__aligned_u64 length;
+	__aligned_u64 hca_va;
+	__u32 pd_handle;
+	__u32 access_flags;
+};
+
+struct ibv_rereg_mr_resp {
+	__u32 lkey;
+	__u32 rkey;
+};
+
 struct ibv_create_cq {
 	ib_uverbs_cmd_hdr hdr;
 	__aligned_u64 response;
@@ -553,6 +570,15 @@ int ibv_cmd_reg_mr(ibv_pd *pd, void *addr, std::size_t length,
 		   struct ibv_reg_mr *cmd, std::size_t cmd_size,
 		   ibv_reg_mr_resp *resp, std::size_t resp_size);
 int ibv_cmd_dereg_mr(verbs_mr *vmr);
+/*
+ * ibv_rereg_mr(): flags are IBV_REREG_MR_CHANGE_*; on success vmr has the
+ * new keys (and the new PD's context); libibverbs updates pd, addr and
+ * length itself.
+ */
+int ibv_cmd_rereg_mr(verbs_mr *vmr, std::uint32_t flags, void *addr,
+		     std::size_t length, std::uint64_t hca_va, int access,
+		     ibv_pd *pd, struct ibv_rereg_mr *cmd, std::size_t cmd_sz,
+		     ibv_rereg_mr_resp *resp, std::size_t resp_sz);
 
 /*
  * Queues. The create commands fill in the handle (and the QP number, the
@@ -758,6 +784,19 @@ static_assert(offsetof(struct ibv_reg_mr, access_flags) ==
 	      sizeof(ib_uverbs_cmd_hdr) +
 		      offsetof(ib_uverbs_reg_mr, access_flags));
 static_assert(sizeof(ibv_reg_mr_resp) == 12);
+
+static_assert(sizeof(struct ibv_rereg_mr) == 56);
+static_assert(sizeof(struct ibv_rereg_mr) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_rereg_mr));
+static_assert(offsetof(struct ibv_rereg_mr, mr_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_rereg_mr, mr_handle));
+static_assert(offsetof(struct ibv_rereg_mr, hca_va) ==
+	      sizeof(ib_uverbs_cmd_hdr) + offsetof(ib_uverbs_rereg_mr, hca_va));
+static_assert(offsetof(struct ibv_rereg_mr, access_flags) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_rereg_mr, access_flags));
+static_assert(sizeof(ibv_rereg_mr_resp) == sizeof(ib_uverbs_rereg_mr_resp));
 static_assert(sizeof(ibv_reg_mr_resp) == sizeof(ib_uverbs_reg_mr_resp));
 static_assert(offsetof(ibv_reg_mr_resp, mr_handle) ==
 	      offsetof(ib_uverbs_reg_mr_resp, mr_handle));

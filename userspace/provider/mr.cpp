@@ -47,6 +47,19 @@ struct ibv_mr *reg_mr(ibv_pd *pd, void *addr, std::size_t length,
 	return &mr.release()->vmr.ibv_mr;
 }
 
+int rereg_mr(verbs_mr *vmr, int flags, ibv_pd *pd, void *addr,
+	     std::size_t length, int access) noexcept
+{
+	struct ibv_rereg_mr cmd {};
+	ibv_rereg_mr_resp resp{};
+
+	/* The address is the I/O virtual address, as for ibv_reg_mr(). */
+	return ibv_cmd_rereg_mr(vmr, static_cast<std::uint32_t>(flags), addr,
+				length, reinterpret_cast<std::uintptr_t>(addr),
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+}
+
 int dereg_mr(verbs_mr *vmr) noexcept
 {
 	const int err = ibv_cmd_dereg_mr(vmr);

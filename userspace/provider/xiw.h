@@ -134,6 +134,8 @@ static_assert(offsetof(Mr, vmr) == 0);
 
 struct ibv_mr *reg_mr(ibv_pd *pd, void *addr, std::size_t length,
 		      std::uint64_t hca_va, int access) noexcept;
+int rereg_mr(verbs_mr *vmr, int flags, ibv_pd *pd, void *addr,
+	     std::size_t length, int access) noexcept;
 int dereg_mr(verbs_mr *vmr) noexcept;
 
 /* ---- cq.cpp: completion queues ------------------------------------------- */

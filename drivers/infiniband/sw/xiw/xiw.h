@@ -423,6 +423,9 @@ int xiw_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 /* xiw_mem.c */
 struct ib_mr *xiw_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 			      u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *xiw_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				u64 len, u64 iova, int access,
+				struct ib_pd *ibpd, struct ib_udata *udata);
 int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *xiw_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *xiw_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,

@@ -204,6 +204,32 @@ err_free:
 }
 
 /*
+ * ibv_rereg_mr(): a new registration with what changes (translation,
+ * PD, rights) and the rest of the old one, under a new STag. The uverbs
+ * core puts it in the old one's place and then deregisters the old one
+ * as dereg_mr would: a peer still holding the old keys is refused from
+ * then on, and work already placing into the old pages finishes first.
+ * On error the old registration stays as it was.
+ */
+struct ib_mr *xiw_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				u64 len, u64 iova, int access,
+				struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct xiw_mr *mr = to_xmr(ibmr);
+
+	if (mr->type != XIW_MR_USER || !mr->umem)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		len = mr->ibmr.length;
+		iova = mr->ibmr.iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	return xiw_reg_user_mr(ibpd, start, len, iova, access, udata);
+}
+
+/*
  * All kernel virtual memory, for a kernel PD's local_dma_lkey (and the
  * global rkey of IB_PD_UNSAFE_GLOBAL_RKEY). iova 0 and the largest
  * length say "any address"; xiw_mr_check does not bound it.

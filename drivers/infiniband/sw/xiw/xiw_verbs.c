@@ -265,6 +265,7 @@ const struct ib_device_ops xiw_dev_ops = {
 	.query_qp = xiw_query_qp,
 	.query_srq = xiw_query_srq,
 	.reg_user_mr = xiw_reg_user_mr,
+	.rereg_user_mr = xiw_rereg_user_mr,
 	.req_notify_cq = xiw_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, xiw_cq, ibcq),
