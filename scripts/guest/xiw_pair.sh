@@ -9,7 +9,8 @@
 #
 # In order:
 # - rping with data validation, ib_{write,read,send}_bw -R at 64 KiB,
-#   ib_write_lat -R, qperf -cm1 rc_bw/rc_lat/rc_rdma_{read,write}_bw;
+#   ib_write_lat -R, ib_atomic_bw -R (RFC 7306 atomics across the link),
+#   qperf -cm1 rc_bw/rc_lat/rc_rdma_{read,write}_bw;
 # - the same but qperf with the kernel's siw serving on a
 #   (build/siw/KREL/siw.ko): xiw and siw across a real link;
 # - the link pulled on a under an rping stream: both ends fail the stream
@@ -104,14 +105,26 @@ me=$([ "$role" = a ] && echo $A || echo $B)
 ip addr add "$me/24" dev "$nic" && ip link set "$nic" up || bail "addr"
 rdma link add xiw0 type xiw netdev "$nic" || bail "rdma link add"
 echo $KA > /sys/module/xiw/parameters/ka_idle_s || bail "ka_idle_s"
-# a is killed after its 12 results; b has 17.
-echo "1..$([ "$role" = a ] && echo 12 || echo 17)"
+# a is killed after its 13 results; b has 18.
+echo "1..$([ "$role" = a ] && echo 13 || echo 18)"
 log=$(mktemp)
 
 perf_steps="ib_write_bw:18515 ib_read_bw:18516 ib_send_bw:18517 ib_write_lat:18518"
+# RFC 7306 atomics: xiw serving only (siw has none).
+atomic_steps="ib_atomic_bw:18519"
 step=0
 
-# Role a: rping and the perftest servers on device $1; results tagged $2.
+# The message size each perftest program is run with.
+size_of() {
+	case $1 in
+	ib_write_lat) echo 64 ;;
+	ib_atomic_*) echo 8 ;;
+	*) echo 65536 ;;
+	esac
+}
+
+# Role a: rping and the perftest servers on device $1; results tagged $2;
+# $3: more perftest steps.
 serve() {
 	local dev=$1 tag=$2 p prog port size
 	timeout 180 rping -s -a $A -p 7174 -C 200 -S 16384 > "$log" 2>&1 &
@@ -119,9 +132,9 @@ serve() {
 	listening 7174 || bail "rping server does not listen"
 	ready $((++step))
 	check "rping_server$tag" "$log" wait $srv
-	for p in $perf_steps; do
+	for p in $perf_steps ${3:-}; do
 		prog=${p%:*} port=${p#*:}
-		size=$([ "$prog" = ib_write_lat ] && echo 64 || echo 65536)
+		size=$(size_of "$prog")
 		timeout 180 "$prog" -R -F -d "$dev" -p "$port" -n 200 \
 			-s $size > "$log" 2>&1 &
 		srv=$!
@@ -131,15 +144,15 @@ serve() {
 	done
 }
 
-# Role b: the matching clients, on xiw0.
+# Role b: the matching clients, on xiw0 ($2: as serve's $3).
 clients() {
 	local tag=$1 p prog port size
 	await $((++step))
 	check "rping_200x16k_validated$tag" "$log" logged timeout 180 \
 		rping -c -a $A -p 7174 -C 200 -S 16384 -v -V
-	for p in $perf_steps; do
+	for p in $perf_steps ${2:-}; do
 		prog=${p%:*} port=${p#*:}
-		size=$([ "$prog" = ib_write_lat ] && echo 64 || echo 65536)
+		size=$(size_of "$prog")
 		await $((++step))
 		if timeout 180 "$prog" -R -F -d xiw0 -p "$port" -n 200 \
 			-s $size $A > "$log" 2>&1 &&
@@ -153,7 +166,7 @@ clients() {
 }
 
 if [ "$role" = a ]; then
-	serve xiw0 ""
+	serve xiw0 "" "$atomic_steps"
 	# qperf's server runs until b says it is done.
 	qperf > "$log" 2>&1 &
 	srv=$!
@@ -219,7 +232,7 @@ zc_rule() {	# zc_rule NAME BEFORE
 
 # Role b: the clients.
 zc0=$(zc_count)
-clients ""
+clients "" "$atomic_steps"
 zc_rule tx_zcopy_follows_offload "$zc0"
 await $((++step))
 if timeout 180 qperf -cm1 -t 3 -m 65536 $A rc_bw rc_lat rc_rdma_read_bw \
