@@ -72,6 +72,14 @@ class Perftest(unittest.TestCase):
         self.assertAlmostEqual(br.parse_perftest("bw", BAD_CLOCK, 3.0),
                                1659 * 65536 * 8 / 3 / 1e9)
 
+    def test_rate_from_window(self):
+        # ib_atomic_bw: 608 operations in 2 s, whatever the clock said.
+        self.assertAlmostEqual(br.parse_perftest("rate", BW_GBIT, 2.0),
+                               608 / 2 / 1e6)
+
+    def test_rate_msgrate(self):
+        self.assertAlmostEqual(br.parse_perftest("rate", BW_MIB), 0.0016)
+
     def test_lat_typical(self):
         self.assertAlmostEqual(br.parse_perftest("lat", LAT), 269.62)
 
@@ -114,7 +122,7 @@ def tsv(rows):
 
 
 def row(rnd, dev, test, value, metric="bw"):
-    unit = "Gb/s" if metric == "bw" else "usec"
+    unit = {"bw": "Gb/s", "rate": "Mop/s"}.get(metric, "usec")
     status = "ok" if value != "fail" else "fail(rc=1)"
     return (rnd, dev, test, metric, unit, value, status, 1, 5, "x")
 
@@ -191,6 +199,18 @@ class Table(unittest.TestCase):
         _, xiw_failed = br.table(path, ["xiw", "siw"])
         os.unlink(path)
         self.assertFalse(xiw_failed)
+
+
+class NotApplicable(unittest.TestCase):
+    def test_na_is_shown_and_no_failure(self):
+        na = (1, "siw", "a", "rate", "Mop/s", "-", "n/a", 0, 0, "-")
+        path = tsv([row(1, "xiw", "a", 0.02, "rate"), na])
+        lines, xiw_failed = br.table(path, ["xiw", "siw"])
+        os.unlink(path)
+        self.assertFalse(xiw_failed)
+        cells = [c for c in lines if c.startswith("a ")][0].split()
+        self.assertEqual(cells[2:5], ["0.02", "n/a", "-"])
+        self.assertFalse(any("note" in l for l in lines))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 """Parse perftest and iperf3 output and summarise make bench's results.
 
   bench-report.py perftest bw FILE [WINDOW]  print the bandwidth in Gb/s
+  bench-report.py perftest rate FILE [WINDOW] print the message rate, Mop/s
   bench-report.py perftest lat FILE          print the latency in usec
   bench-report.py iperf3 FILE                print iperf3's received Gb/s
   bench-report.py table RESULTS.TSV [DEVS]   print the table of medians
@@ -14,14 +15,18 @@ then reports 0 Gb/s or an infinite latency. For a duration run (-D D -f M)
 pass WINDOW = D - 2*M, the seconds perftest samples between its two
 SIGALRMs: the bandwidth is then #bytes * #iterations / WINDOW, from the
 wall clock, whatever the calibration did. Without WINDOW it is perftest's
-own "BW average". Latency has no such way out: a failed calibration makes
+own "BW average". The message rate (atomics, whose 8 bytes make a
+bandwidth meaningless) is #iterations / WINDOW likewise, or perftest's
+"MsgRate". Latency has no such way out: a failed calibration makes
 the run invalid (the harness retries it).
 
 The parsers exit 0 and print a number for a valid result, or exit 1 and
 print a reason on stderr: no result line, a zero/non-finite value, or (for
 perftest's own figures) the calibration warning.
 
-"table" exits 1 if any run of the xiw device failed, else 0.
+"table" exits 1 if any run of the xiw device failed, else 0. A run
+recorded with status n/a (a test the device cannot run: siw has no
+atomics) shows as n/a and is no failure.
 """
 import json
 import math
@@ -50,7 +55,8 @@ def header_tokens(line):
 
 
 def parse_perftest(kind, text, window=None):
-    """Gb/s (kind "bw") or typical latency in usec (kind "lat").
+    """Gb/s (kind "bw"), millions of messages per second (kind "rate")
+    or typical latency in usec (kind "lat").
 
     window: seconds a duration run sampled; the bandwidth is then computed
     from #bytes and #iterations instead of taken from perftest."""
@@ -66,6 +72,8 @@ def parse_perftest(kind, text, window=None):
         if kind == "bw":
             wanted = (("BW_average[Gb/sec]", 1.0),
                       ("BW_average[MB/sec]", MIB_PER_S_IN_GBIT))
+        elif kind == "rate":
+            wanted = (("MsgRate[Mpps]", 1.0),)
         else:
             wanted = (("t_typical[usec]", 1.0), ("t_avg[usec]", 1.0))
         for name, scale in wanted:
@@ -80,7 +88,9 @@ def parse_perftest(kind, text, window=None):
                 if len(fields) <= col:
                     raise Invalid("short result line: " + data.strip())
                 try:
-                    if window is not None:
+                    if window is not None and kind == "rate":
+                        value = float(fields[1]) / window / 1e6
+                    elif window is not None:
                         value = (float(fields[0]) * float(fields[1]) * 8 /
                                  window / 1e9)
                     else:
@@ -150,6 +160,10 @@ def table(path, devices=None):
             seen_devices.append(r["device"])
     devices = devices or seen_devices
 
+    def not_applicable(test, dev):
+        rs = runs.get((test, dev), [])
+        return bool(rs) and all(r["status"] == "n/a" for r in rs)
+
     def median(test, dev):
         """(median or None, failed runs, runs)."""
         rs = runs.get((test, dev), [])
@@ -177,7 +191,9 @@ def table(path, devices=None):
         for d in devices:
             m, failed, n = median(test, d)
             meds[d] = m
-            if failed or n == 0:
+            if not_applicable(test, d):
+                cells.append("n/a")
+            elif failed or n == 0:
                 cells.append("fail")
                 notes.append("%s %s: %s" % (
                     d, test, "no run" if n == 0 else
@@ -204,9 +220,11 @@ def table(path, devices=None):
     out = ["make bench: medians of %d run(s) each, same guest, TCG" % nruns,
            "bandwidth (*_bw, tcp) in Gb/s, higher is better: a ratio > 1"
            " means the first device is faster;",
+           "message rate (*_rate) in Mop/s, higher is better;",
            "latency (*_lat) in usec, lower is better: xiw/siw < 1 means xiw"
            " is faster (the /TCP columns apply to bandwidth only).",
-           "fail: at least one run failed or timed out (never a number).",
+           "fail: at least one run failed or timed out (never a number);"
+           " n/a: the device cannot run it.",
            ""]
     widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
     line = lambda cells: "  ".join(  # noqa: E731
@@ -224,10 +242,11 @@ def table(path, devices=None):
 def main(argv):
     try:
         if (len(argv) in (4, 5) and argv[1] == "perftest" and
-                argv[2] in ("bw", "lat")):
+                argv[2] in ("bw", "rate", "lat")):
             window = float(argv[4]) if len(argv) == 5 else None
-            if window is not None and (argv[2] != "bw" or window <= 0):
-                raise Invalid("WINDOW is for bandwidth, in seconds > 0")
+            if window is not None and (argv[2] == "lat" or window <= 0):
+                raise Invalid("WINDOW is for bandwidth and rate, in"
+                              " seconds > 0")
             with open(argv[3], encoding="utf-8", errors="replace") as f:
                 print("%.6g" % parse_perftest(argv[2], f.read(), window))
             return 0

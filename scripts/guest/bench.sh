@@ -43,8 +43,16 @@ TESTS=(
 	"ib_send_bw_4k   ib_send_bw  bw -s 4096"
 	"ib_write_lat    ib_write_lat lat -s 64"
 	"ib_send_lat     ib_send_lat  lat -s 64"
+	"ib_send_lat_inline ib_send_lat lat -s 64 -I 64"
 	"ib_read_lat     ib_read_lat  lat -s 64"
+	"ib_atomic_lat   ib_atomic_lat lat"
+	"ib_atomic_rate  ib_atomic_bw rate"
 )
+# Tests a device cannot run: recorded n/a, not run (siw has no atomics).
+not_for() {	# not_for DEVICE NAME
+	[ "$1" = siw ] && case $2 in ib_atomic_*) return 0 ;; esac
+	return 1
+}
 selected() {	# selected NAME: is NAME in BENCH_TESTS (or is that unset)?
 	[ -z "${BENCH_TESTS:-}" ] && return 0
 	case " $BENCH_TESTS " in *" $1 "*) return 0 ;; esac
@@ -138,7 +146,13 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 	local unit=Gb/s limit args window=() attempt base st value sp
 	local race=1 invalid=0
 	[ "$metric" = lat ] && unit=usec
-	if [ "$metric" = bw ]; then
+	[ "$metric" = rate ] && unit=Mop/s
+	if not_for "$dev" "$name"; then
+		run_start=$SECONDS
+		record "$round" "$dev" "$name" "$metric" "$unit" - n/a 0 -
+		return
+	fi
+	if [ "$metric" != lat ]; then
 		# perftest samples between its 1 s warm-up and 1 s cool-down
 		# margins; bench-report.py divides by that window itself.
 		args=(-D "$duration" -f 1 --report_gbits)
