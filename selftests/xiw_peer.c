@@ -23,6 +23,9 @@
 #define XP_SIDES	8	/* server QPs alive at once */
 #define XP_WR		32	/* receives posted per QP */
 #define XP_RECV_LEN	1024
+/* Where xp_kernel_connect()'s atomic puts the old value: the last receive
+ * buffer, which no test sends into. */
+#define XP_ATOMIC_OFF	((XP_WR - 1) * XP_RECV_LEN)
 #define XP_RUN_MS	30000	/* one peer run, fuzz included */
 
 /* The peer: $XIW_WIREPEER, else build/userspace/peer/ next to us. */
@@ -74,6 +77,8 @@ FIXTURE(peer) {
 	long long reset_after_ms;
 	int reset_rc;		/* modify_qp's result, 1 if not run */
 	int cqes_at_reset;	/* receive completions polled before it */
+	/* xp_kernel_connect(): post a fetch-and-add once established */
+	bool post_atomic;
 	struct xp_seen seen;
 };
 
@@ -871,6 +876,10 @@ static void xp_kernel_connect(struct __test_metadata *_metadata,
 		rdma_ack_cm_event(ev);
 	}
 	if (r->up) {
+		if (self->post_atomic)
+			ASSERT_EQ(0, xr_atomic(c, IBV_WR_ATOMIC_FETCH_AND_ADD,
+					       0xa70, XP_ATOMIC_OFF, 0x1234,
+					       0x1000, 1, 0));
 		r->got = xr_poll(c->cq, &r->wc, 1, XR_WAIT_MS);
 		rdma_disconnect(c->id);
 	}
@@ -931,6 +940,83 @@ TEST_F_TIMEOUT(peer, kernel_initiator_ird_short, 60)
 	EXPECT_EQ(0, r.peer_exit);
 	EXPECT_TRUE(xp_line(r.out, "terminate layer=0x2 etype=0x0 ecode=0x06"))
 		TH_LOG("no Terminate 0x2/0x0/0x06 before the close");
+}
+
+/*
+ * xiw as RFC 7306 requester: its fetch-and-add towards the peer, which
+ * answers it as told. A good Atomic Response completes it with the
+ * original value in its buffer: the wire format as another
+ * implementation reads and writes it.
+ */
+TEST_F_TIMEOUT(peer, kernel_atomic_answered, 60)
+{
+	static const char *const a[] = { "--atomic-reply", "ok", "--linger",
+					  "3000", "wait:3000", "close", NULL };
+	const uint8_t *got;
+	struct xp_client r;
+
+	self->post_atomic = true;
+	xp_kernel_connect(_metadata, self, 18530, a, &r);
+	ASSERT_TRUE(r.up) TH_LOG("CM event %d", r.cm_other);
+	ASSERT_EQ(1, r.got);
+	EXPECT_EQ(IBV_WC_SUCCESS, r.wc.status) TH_LOG("%s", xr_wc_str(&r.wc));
+	EXPECT_EQ(IBV_WC_FETCH_ADD, r.wc.opcode);
+	EXPECT_EQ(0xa70, r.wc.wr_id);
+	EXPECT_EQ(8, r.wc.byte_len);
+	got = self->s[0].buf + XP_ATOMIC_OFF;
+	EXPECT_EQ(0x1122334455667788ULL, *(const uint64_t *)got);
+	EXPECT_TRUE(xp_line(r.out, "atomic_req qn=1 "));
+	EXPECT_FALSE(xp_line(r.out, "terminate"));
+}
+
+/*
+ * An Atomic Response that is not the one expected: xiw, the requester,
+ * sends the Terminate `term`; its atomic is flushed, never completed
+ * with a value it did not get, and its buffer is untouched.
+ */
+static void xp_atomic_reply_refused(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(peer) *self, int port,
+				    const char *how, const char *term)
+{
+	const char *const a[] = { "--atomic-reply", how, "--linger", "3000",
+				  "--expect", term, "wait:3000", NULL };
+	struct xp_client r;
+
+	self->post_atomic = true;
+	memset(self->s[0].buf + XP_ATOMIC_OFF, 0x5a, 8);
+	xp_kernel_connect(_metadata, self, port, a, &r);
+	ASSERT_TRUE(r.up) TH_LOG("CM event %d", r.cm_other);
+	ASSERT_EQ(1, r.got);
+	EXPECT_EQ(0xa70, r.wc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, r.wc.status)
+		TH_LOG("%s", xr_wc_str(&r.wc));
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aULL,
+		  *(const uint64_t *)(self->s[0].buf + XP_ATOMIC_OFF));
+	EXPECT_EQ(0, r.peer_exit) TH_LOG("expected '%s'", term);
+}
+
+TEST_F_TIMEOUT(peer, kernel_atomic_reply_wrong_id, 60)
+{
+	xp_atomic_reply_refused(_metadata, self, 18531, "id",
+				"terminate layer=0x0 etype=0x2 ecode=0x06 hdrs=ddp m=1 seg_len=30 ddp_op=atomic_resp");
+}
+
+TEST_F_TIMEOUT(peer, kernel_atomic_reply_wrong_length, 60)
+{
+	xp_atomic_reply_refused(_metadata, self, 18532, "len",
+				"terminate layer=0x0 etype=0x2 ecode=0x06 hdrs=ddp m=1 seg_len=34");
+}
+
+TEST_F_TIMEOUT(peer, kernel_atomic_reply_wrong_queue, 60)
+{
+	xp_atomic_reply_refused(_metadata, self, 18533, "qn",
+				"terminate layer=0x1 etype=0x2 ecode=0x01 hdrs=ddp");
+}
+
+TEST_F_TIMEOUT(peer, kernel_atomic_reply_wrong_msn, 60)
+{
+	xp_atomic_reply_refused(_metadata, self, 18534, "msn",
+				"terminate layer=0x1 etype=0x2 ecode=0x03 hdrs=ddp");
 }
 
 /*

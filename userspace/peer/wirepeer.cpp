@@ -65,6 +65,11 @@ struct options {
 	int linger_ms = 3000;
 	int timeout_ms = 10000;
 	bool answer_reads = true;
+	/*
+	 * --atomic-reply: answer Atomic Requests with original value 0x1122..88,
+	 * well-formed ("ok") or with one thing wrong (id, len, qn, msn).
+	 */
+	std::string atomic_reply;
 	std::vector<std::string> expect;
 	bool fuzz = false;
 	std::uint64_t seed = 1;
@@ -82,6 +87,7 @@ struct options {
 		"  --rev 1|2  --crc 0|1  --markers 0|1  --p2p 0|1\n"
 		"  --rtr none|send|write|read  --ird N  --ord N  --pd TEXT\n"
 		"  --emss N  --linger MS  --timeout MS  --no-answer-reads\n"
+		"  --atomic-reply ok|id|len|qn|msn (answer Atomic Requests so)\n"
 		"  --force-rtr (responder: pick --rtr even if not offered)\n"
 		"  --expect TEXT (repeatable: a printed line must start with it)\n"
 		"  --fuzz --seed S --frames N [--mutate PCT] (with --connect)\n"
@@ -617,6 +623,27 @@ void session::on_fpdu(byte_view u)
 		break;
 	}
 	say(line);
+	if (h.op == static_cast<std::uint8_t>(opcode::atomic_req) &&
+	    !o_.atomic_reply.empty() && s.payload.size() == 52) {
+		/*
+		 * RFC 7306 section 5.2.2: the Request Identifier back and an
+		 * original value, on QN 3 in MSN order; or one of them wrong.
+		 */
+		const std::string &how = o_.atomic_reply;
+		byte_vec body(how == "len" ? 16 : 12, 0);
+		message m;
+
+		put_be32(body.data(), get_be32(s.payload.data() + 4) +
+				      (how == "id" ? 1 : 0));
+		put_be64(body.data() + 4, 0x1122334455667788ULL);
+		m.op = static_cast<std::uint8_t>(opcode::atomic_resp);
+		m.qn = how == "qn" ? kQnSend : kQnAtomicResp;
+		m.msn = next_msn(kQnAtomicResp) + (how == "msn" ? 5 : 0);
+		m.payload = body;
+		for (const auto &r : segment_message(m, max_ulpdu_))
+			if (!send_ulpdu(r))
+				return;
+	}
 	if (h.op == static_cast<std::uint8_t>(opcode::read_req) &&
 	    o_.answer_reads) {
 		/* Answer with zeros, in request order (RDMAP-04). */
@@ -1045,6 +1072,7 @@ options parse_args(int argc, char **argv)
 		o_connect = 256, o_listen, o_rev, o_crc, o_markers, o_p2p,
 		o_rtr, o_ird, o_ord, o_pd, o_emss, o_linger, o_timeout,
 		o_noanswer, o_forcertr, o_expect, o_fuzz, o_seed, o_frames, o_mutate,
+		o_atomic_reply,
 	};
 	static const struct option longopts[] = {
 		{"connect", required_argument, nullptr, o_connect},
@@ -1061,6 +1089,7 @@ options parse_args(int argc, char **argv)
 		{"linger", required_argument, nullptr, o_linger},
 		{"timeout", required_argument, nullptr, o_timeout},
 		{"no-answer-reads", no_argument, nullptr, o_noanswer},
+		{"atomic-reply", required_argument, nullptr, o_atomic_reply},
 		{"force-rtr", no_argument, nullptr, o_forcertr},
 		{"expect", required_argument, nullptr, o_expect},
 		{"fuzz", no_argument, nullptr, o_fuzz},
@@ -1099,6 +1128,12 @@ options parse_args(int argc, char **argv)
 		case o_linger: o.linger_ms = static_cast<int>(num(v)); break;
 		case o_timeout: o.timeout_ms = static_cast<int>(num(v)); break;
 		case o_noanswer: o.answer_reads = false; break;
+		case o_atomic_reply:
+			if (v != "ok" && v != "id" && v != "len" && v != "qn" &&
+			    v != "msn")
+				usage("bad --atomic-reply");
+			o.atomic_reply = v;
+			break;
 		case o_forcertr: o.rtr_force = true; break;
 		case o_expect: o.expect.push_back(v); break;
 		case o_fuzz: o.fuzz = true; break;
