@@ -1264,6 +1264,69 @@ TEST_F(atomic, reads_and_atomics_in_order)
 }
 
 /*
+ * Teardown with atomics in flight: 60 fetch-and-adds posted at once (ORD
+ * 4, the rest queued), then either the connection goes (disconnect) or
+ * the target MR does (dereg, while requests wait in the responder's
+ * IRQ). Every atomic completes, done or flushed (or refused once, for
+ * the MR); the word counts at least the ones done and no more than were
+ * sent (RFC 7306 5.4: one executed whose Response was lost is unknown
+ * to the requester). The kernel log and, on the debug kernel, kmemleak
+ * check the rest.
+ */
+static void xa_in_flight(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(atomic) *self, bool dereg)
+{
+	struct xr_side *c = &self->p[0].cli;
+	int i, n = 0, done = 0, refused = 0;
+	struct ibv_wc wc[60];
+
+	for (i = 0; i < 60; i++)
+		ASSERT_EQ(0, xr_atomic(c, IBV_WR_ATOMIC_FETCH_AND_ADD, i,
+				       8 * i, self->mr[0]->rkey,
+				       xa_at(self, 6), 1, 0));
+	if (dereg) {
+		ASSERT_EQ(0, ibv_dereg_mr(self->mr[0]));
+		self->mr[0] = NULL;
+	} else {
+		ASSERT_EQ(0, rdma_disconnect(c->id));
+	}
+	while (n < 60) {
+		int k = xr_poll(c->cq, wc + n, 60 - n, XR_WAIT_MS);
+
+		ASSERT_LT(0, k) TH_LOG("%d of 60 completed", n);
+		n += k;
+	}
+	for (i = 0; i < 60; i++) {
+		ASSERT_EQ((uint64_t)i, wc[i].wr_id);
+		if (wc[i].status == IBV_WC_SUCCESS)
+			done++;
+		else if (dereg && wc[i].status == IBV_WC_REM_ACCESS_ERR)
+			refused++;
+		else
+			ASSERT_EQ(IBV_WC_WR_FLUSH_ERR, wc[i].status)
+				TH_LOG("%s", xr_wc_str(&wc[i]));
+	}
+	ASSERT_GE(1, refused);
+	if (!dereg) {
+		ASSERT_LE((uint64_t)done, self->word[6]);
+		ASSERT_GE(60, self->word[6]);
+	}
+	TH_LOG("%d done, %d refused, %d flushed; the word says %llu", done,
+	       refused, 60 - done - refused,
+	       (unsigned long long)self->word[6]);
+}
+
+TEST_F(atomic, disconnect_with_atomics_in_flight)
+{
+	xa_in_flight(_metadata, self, false);
+}
+
+TEST_F(atomic, dereg_with_atomics_in_flight)
+{
+	xa_in_flight(_metadata, self, true);
+}
+
+/*
  * A refused atomic: the requester's completion says why (the responder's
  * Terminate names the request), its later work flushes, and the target
  * word is as it was.
