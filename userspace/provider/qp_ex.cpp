@@ -205,7 +205,6 @@ void wr_send_imm(ibv_qp_ex *qpx, __be32 /*imm_data*/) noexcept
 	refuse(qpx);
 }
 
-
 void wr_bind_mw(ibv_qp_ex *qpx, ibv_mw * /*mw*/, std::uint32_t /*rkey*/,
 		const ibv_mw_bind_info * /*bind_info*/) noexcept
 {

@@ -203,18 +203,17 @@ const SendOpcode *begin(const WrHead &head, const SendLimits &limits,
 }
 
 /*
- * The SGE list of an SQE that has no data yet; EINVAL if too long, or,
- * for an atomic, anything but the one 8-byte buffer its old value goes to.
+ * The SGE list of an SQE of opcode op that has no data yet; EINVAL if too
+ * long, or, for an atomic, anything but the one 8-byte buffer its old
+ * value goes to.
  */
 int put_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
-	     xiw_sqe &sqe) noexcept
+	     const SendOpcode &op, xiw_sqe &sqe) noexcept
 {
-	const SendOpcode *op = find_opcode(&SendOpcode::wire, sqe.opcode);
-
 	if (sges.size() > limits.max_sge || sges.size() > XIW_MAX_SGE) {
 		return EINVAL;
 	}
-	if (op != nullptr && op->atomic &&
+	if (op.atomic &&
 	    (sges.size() != 1 || sges[0].length != sizeof(std::uint64_t))) {
 		return EINVAL;
 	}
@@ -234,8 +233,13 @@ int begin_sqe(const WrHead &head, const SendLimits &limits,
 int set_sqe_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
 		 xiw_sqe &sqe) noexcept
 {
+	const SendOpcode *op = find_opcode(&SendOpcode::wire, sqe.opcode);
+
 	clear_data(sqe);
-	return put_sges(sges, limits, sqe);
+	if (op == nullptr) {
+		return EINVAL;
+	}
+	return put_sges(sges, limits, *op, sqe);
 }
 
 int set_sqe_inline(std::span<const ibv_data_buf> bufs,
@@ -288,7 +292,7 @@ int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
 	if (want_inline) {
 		return copy_inline(sges, limits.max_inline, sqe);
 	}
-	return put_sges(sges, limits, sqe);
+	return put_sges(sges, limits, op, sqe);
 }
 
 int build_rqe(const ibv_recv_wr &wr, std::uint32_t max_sge,

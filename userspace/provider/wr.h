@@ -62,10 +62,10 @@ int begin_sqe(const WrHead &head, const SendLimits &limits,
 
 /*
  * Give sqe its data, replacing what it had: an SGE list (EINVAL if longer
- * than limits.max_sge, or for an atomic unless one 8-byte SGE), or the bytes of the buffers, logically
- * concatenated, copied now (EINVAL for an opcode other than SEND or an
- * RDMA Write, or for more than limits.max_inline bytes). After EINVAL sqe
- * has no data.
+ * than limits.max_sge, or for an atomic unless one 8-byte SGE), or the
+ * bytes of the buffers, logically concatenated, copied now (EINVAL for an
+ * opcode other than SEND or an RDMA Write, or for more than
+ * limits.max_inline bytes). After EINVAL sqe has no data.
  */
 int set_sqe_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
 		 xiw_sqe &sqe) noexcept;
