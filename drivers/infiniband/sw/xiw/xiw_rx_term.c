@@ -75,7 +75,7 @@ void xiw_rx_terminate(struct xiw_rx *rx)
 	 */
 	spin_lock_bh(&w->lock);
 	o = xiw_rx_term_blame(rx);
-	if (o && !prot && le == TERM_RDMAP_OP && (ec == 0x06 || ec == 0x07) &&
+	if (o && le == TERM_RDMAP_OP && (ec == 0x06 || ec == 0x07) &&
 	    o->atomic)
 		status = IB_WC_REM_INV_REQ_ERR;
 	if (o && (prot || status == IB_WC_REM_INV_REQ_ERR))

@@ -117,6 +117,12 @@ static u8 xiw_tx_local_status(int err)
 	}
 }
 
+static bool xiw_sqe_atomic(u8 opcode)
+{
+	return opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
 /*
  * An Atomic Request (RFC 7306 section 5.2.1): the untagged header on
  * QN 1, numbered with the Read Requests, then the request's own header
@@ -309,8 +315,7 @@ static bool xiw_tx_may_start(struct xiw_qp *qp, const struct xiw_sqe *sqe)
 		return false;
 	if ((sqe->opcode == IB_UVERBS_WR_RDMA_READ ||
 	     sqe->opcode == IB_UVERBS_WR_RDMA_READ_WITH_INV ||
-	     sqe->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	     sqe->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD) &&
+	     xiw_sqe_atomic(sqe->opcode)) &&
 	    reads >= max_t(u32, w->mpa.ord, 1))
 		return false;
 	return true;
@@ -373,8 +378,7 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 			if (qp->tx->msg.hdr_len == sizeof(struct iwarp_read_req))
 				p->byte_len = be32_to_cpu(((struct iwarp_read_req *)
 					qp->tx->msg.hdr)->size);
-			else if (sqe.opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-				 sqe.opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
+			else if (xiw_sqe_atomic(sqe.opcode))
 				p->byte_len = sizeof(u64);
 			qp->tx->msg.active = true;
 			xiw_tx_zc_begin(qp, &qp->tx->msg);

@@ -141,7 +141,6 @@ struct iwarp_read_req {
  * 28 bits of 'aopcode' are reserved: zero on transmit, ignored. The
  * AOpCodes are in xiw_atomic.h.
  */
-
 struct rdmap_atomic_req {
 	__be32 aopcode;
 	__be32 req_id;
