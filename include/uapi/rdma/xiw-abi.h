@@ -145,6 +145,17 @@ struct xiw_create_cq_resp {
 	__u32 num_cqe;		/* slots in the ring, a power of two */
 };
 
+/*
+ * Driver part of the IB_USER_VERBS_CMD_RESIZE_CQ response: the CQ's new
+ * ring, which replaces the one mapped before. The CQEs not yet polled
+ * are in its first slots, and the consumer's index starts again at 0.
+ */
+struct xiw_resize_cq_resp {
+	__aligned_u64 cq_key;	/* mmap offset of the new CQ ring */
+	__u32 num_cqe;		/* slots in it, a power of two */
+	__u32 reserved;
+};
+
 /* Driver part of the IB_USER_VERBS_CMD_CREATE_QP response. */
 struct xiw_create_qp_resp {
 	__aligned_u64 sq_key;	/* mmap offset of the SQ ring */

@@ -393,6 +393,7 @@ void xiw_mmap_free(struct rdma_user_mmap_entry *rdma);
 
 /* xiw_cq.c (xiw_create_cq(): xiw_compat.h) */
 int xiw_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int xiw_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 void xiw_cq_add(struct xiw_cq *cq, const struct xiw_cqe *cqe);
 
 /* xiw_qp.c */

@@ -58,6 +58,93 @@ int xiw_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * The CQEs the consumer has not taken yet: the run of valid slots that
+ * ends at the producer's index. A consumer hands slots back in order, so
+ * they are one run; a user consumer that breaks the protocol changes only
+ * which of its own CQEs a resize carries over. The caller holds cq->lock.
+ */
+static u32 xiw_cq_pending(const struct xiw_ring *ring)
+{
+	const struct xiw_cqe *slot;
+	u32 n;
+
+	for (n = 0; n < ring->num; n++) {
+		slot = xiw_ring_slot(ring, ring->prod - 1 - n);
+		if (!(READ_ONCE(slot->flags) & XIW_SLOT_VALID))
+			break;
+	}
+	return n;
+}
+
+/*
+ * Give the CQ a new ring of at least cqe slots. The CQEs not yet polled
+ * move to the first slots of the new ring, in order, with the arm and
+ * overflow words; the consumer starts again at index 0. A user consumer
+ * must not poll or arm meanwhile (the provider holds its CQ lock) and
+ * maps the new ring at the key returned, unmapping the old one, which is
+ * freed with its last mapping. Too small a ring for the CQEs pending is
+ * EINVAL, and the CQ is left as it was.
+ */
+int xiw_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct xiw_cq *cq = to_xcq(ibcq);
+	struct xiw_resize_cq_resp resp = {};
+	struct xiw_ring ring, old;
+	struct xiw_cqe *src, *dst;
+	unsigned long flags;
+	u32 n, i;
+	int rv;
+
+	if (cqe < 1 || cqe > XIW_MAX_CQE)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	rv = xiw_ring_alloc(&ring, roundup_pow_of_two(cqe),
+			    sizeof(struct xiw_cqe), udata, &resp.cq_key);
+	if (rv)
+		return rv;
+	/*
+	 * Answered before the swap: once the CQ uses the new ring, user
+	 * space must be able to find it.
+	 */
+	if (udata) {
+		resp.num_cqe = ring.num;
+		rv = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (rv)
+			goto err;
+	}
+
+	spin_lock_irqsave(&cq->lock, flags);
+	n = xiw_cq_pending(&cq->ring);
+	if (n > ring.num) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		rv = -EINVAL;
+		goto err;
+	}
+	for (i = 0; i < n; i++) {
+		src = xiw_ring_slot(&cq->ring, cq->ring.prod - n + i);
+		dst = xiw_ring_slot(&ring, i);
+		/* The new ring is not visible yet: plain stores will do. */
+		*dst = *src;
+		dst->flags |= XIW_SLOT_VALID;
+	}
+	ring.prod = n;
+	ring.ctrl->cq_notify = READ_ONCE(cq->ring.ctrl->cq_notify);
+	ring.ctrl->cq_overflow = READ_ONCE(cq->ring.ctrl->cq_overflow);
+	old = cq->ring;
+	cq->ring = ring;
+	ibcq->cqe = ring.num;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	xiw_ring_free(&old);
+	return 0;
+
+err:
+	xiw_ring_free(&ring);
+	return rv;
+}
+
 static void xiw_cq_event(struct xiw_cq *cq, enum ib_event_type type)
 {
 	struct ib_event ev = {

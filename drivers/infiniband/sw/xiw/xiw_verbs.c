@@ -267,6 +267,7 @@ const struct ib_device_ops xiw_dev_ops = {
 	.reg_user_mr = xiw_reg_user_mr,
 	.rereg_user_mr = xiw_rereg_user_mr,
 	.req_notify_cq = xiw_req_notify_cq,
+	.resize_cq = xiw_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, xiw_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, xiw_pd, ibpd),
