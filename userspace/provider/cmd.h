@@ -47,6 +47,15 @@ struct CreateCqExResp {
 };
 static_assert(offsetof(CreateCqExResp, drv) == sizeof(ibv_ex_create_cq_resp));
 
+/* RESIZE_CQ: the request is the core command alone. */
+struct ResizeCqResp {
+	ibv_resize_cq_resp ibv_resp;
+	xiw_resize_cq_resp drv;
+};
+static_assert(offsetof(ResizeCqResp, drv) == sizeof(ibv_resize_cq_resp));
+static_assert(sizeof(ResizeCqResp) ==
+	      sizeof(ibv_resize_cq_resp) + sizeof(xiw_resize_cq_resp));
+
 struct CreateQpResp {
 	ibv_create_qp_resp ibv_resp;
 	xiw_create_qp_resp drv;

@@ -42,6 +42,7 @@ constexpr verbs_context_ops make_context_ops() noexcept
 	ops.post_send = post_send;
 	ops.post_srq_recv = post_srq_recv;
 	ops.req_notify_cq = req_notify_cq;
+	ops.resize_cq = resize_cq;
 	ops.query_device_ex = query_device_ex;
 	ops.query_port = query_port;
 	ops.query_qp = query_qp;

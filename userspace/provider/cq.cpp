@@ -2,7 +2,7 @@
 /*
  * Completion queues. The kernel writes CQEs into a ring mapped into the
  * application, so polling and arming are plain memory accesses; only
- * creation and destruction are commands.
+ * creation, resizing and destruction are commands.
  */
 #include <atomic>
 #include <cerrno>
@@ -21,6 +21,11 @@
 namespace xiw {
 
 int check_create_cq_resp(const xiw_create_cq_resp &resp) noexcept
+{
+	return valid_ring_slots(resp.num_cqe) ? 0 : EPROTO;
+}
+
+int check_resize_cq_resp(const xiw_resize_cq_resp &resp) noexcept
 {
 	return valid_ring_slots(resp.num_cqe) ? 0 : EPROTO;
 }
@@ -308,14 +313,62 @@ int req_notify_cq(ibv_cq *ibcq, int solicited_only) noexcept
 	 * kernel sees the CQ armed or that poll sees the CQE: the fence
 	 * orders this store before that load (a seq_cst store alone would
 	 * not, by the C++ memory model, against a later acquire load; on
-	 * AArch64 an LDAPR may pass an earlier STLR). No lock: arming does
-	 * not touch the consumer index.
+	 * AArch64 an LDAPR may pass an earlier STLR). The arm lock keeps the
+	 * ring from being replaced (and unmapped) by ibv_resize_cq() under
+	 * us; the poll lock is not needed, arming does not touch the
+	 * consumer index.
 	 */
+	const std::lock_guard<QueueLock> lock(cq->arm_lock);
 	shared_word(cq->ring.ctrl().cq_notify)
 		.store(solicited_only != 0 ? XIW_CQ_NOTIFY_SOLICITED :
 					     XIW_CQ_NOTIFY_NEXT,
 		       std::memory_order_relaxed);
 	std::atomic_thread_fence(std::memory_order_seq_cst);
+	return 0;
+}
+
+/*
+ * The kernel moves the CQEs not yet polled into a new ring and answers
+ * with its key; the old ring, which it no longer writes, is unmapped and
+ * the consumer starts again at the new ring's first slot. Both locks are
+ * held throughout, so no poll or arm sees the CQ between the two rings.
+ *
+ * Should the new ring fail to map after the kernel switched to it, the
+ * error is returned and the CQ keeps the old ring, which the kernel no
+ * longer writes: polls still find the completions that were pending, and
+ * nothing after them. Only a failed mmap() of a few pages, or a kernel
+ * breaking the ABI, gets there; the CQ is then only good for destroying.
+ */
+int resize_cq(ibv_cq *ibcq, int cqe) noexcept
+{
+	Cq *cq = Cq::from(ibcq);
+	const std::lock_guard<QueueLock> poll_lock(cq->lock);
+	const std::lock_guard<QueueLock> arm_lock(cq->arm_lock);
+	struct ibv_resize_cq cmd {};
+	ResizeCqResp resp{};
+
+	const int old_cqe = ibcq->cqe;
+	int err = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd),
+				    &resp.ibv_resp, sizeof(resp));
+	if (err != 0) {
+		return err;
+	}
+	err = check_resize_cq_resp(resp.drv);
+	MappedRing<xiw_cqe> ring;
+	if (err == 0) {
+		ring = MappedRing<xiw_cqe>::map(ibcq->context->cmd_fd,
+						resp.drv.cq_key,
+						resp.drv.num_cqe);
+		if (!ring) {
+			err = errno;
+		}
+	}
+	if (err != 0) {
+		ibcq->cqe = old_cqe;
+		return err;
+	}
+	cq->ring = std::move(ring);
+	cq->cqes = RingConsumer<xiw_cqe>(cq->ring.slots(), cq->ring.num());
 	return 0;
 }
 

@@ -332,6 +332,19 @@ struct ibv_rereg_mr_resp {
 	__u32 rkey;
 };
 
+struct ibv_resize_cq {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 cq_handle;
+	__u32 cqe;
+};
+
+/* ib_uverbs_resize_cq_resp without its flexible array. */
+struct ibv_resize_cq_resp {
+	__u32 cqe;
+	__u32 reserved;
+};
+
 struct ibv_create_cq {
 	ib_uverbs_cmd_hdr hdr;
 	__aligned_u64 response;
@@ -590,6 +603,10 @@ int ibv_cmd_create_cq(ibv_context *context, int cqe, ibv_comp_channel *channel,
 		      std::size_t cmd_size, ibv_create_cq_resp *resp,
 		      std::size_t resp_size);
 int ibv_cmd_destroy_cq(ibv_cq *cq);
+/* On success cq->cqe is the new size. */
+int ibv_cmd_resize_cq(ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
+		      std::size_t cmd_size, ibv_resize_cq_resp *resp,
+		      std::size_t resp_size);
 /* In every rdma-core from 36 to at least 56, with this signature. */
 int ibv_cmd_create_cq_ex(ibv_context *context,
 			 const ibv_cq_init_attr_ex *cq_attr, verbs_cq *cq,
@@ -804,6 +821,22 @@ static_assert(offsetof(ibv_reg_mr_resp, lkey) ==
 	      offsetof(ib_uverbs_reg_mr_resp, lkey));
 static_assert(offsetof(ibv_reg_mr_resp, rkey) ==
 	      offsetof(ib_uverbs_reg_mr_resp, rkey));
+
+static_assert(sizeof(struct ibv_resize_cq) == 24);
+static_assert(sizeof(struct ibv_resize_cq) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_resize_cq));
+static_assert(offsetof(struct ibv_resize_cq, response) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_resize_cq, response));
+static_assert(offsetof(struct ibv_resize_cq, cq_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_resize_cq, cq_handle));
+static_assert(offsetof(struct ibv_resize_cq, cqe) ==
+	      sizeof(ib_uverbs_cmd_hdr) + offsetof(ib_uverbs_resize_cq, cqe));
+static_assert(sizeof(ibv_resize_cq_resp) == 8);
+static_assert(sizeof(ibv_resize_cq_resp) == sizeof(ib_uverbs_resize_cq_resp));
+static_assert(offsetof(ibv_resize_cq_resp, cqe) ==
+	      offsetof(ib_uverbs_resize_cq_resp, cqe));
 
 static_assert(sizeof(struct ibv_create_cq) == 40);
 static_assert(sizeof(struct ibv_create_cq) ==

@@ -153,8 +153,17 @@ struct Cq {
 		ibv_cq ibcq;
 		ibv_cq_ex ibcq_ex;
 	};
-	/* Serialises pollers: guards cqes, whose index is ours alone. */
+	/*
+	 * Serialises pollers: guards cqes, whose index is ours alone. Held
+	 * from ibv_start_poll() to ibv_end_poll(), and by ibv_resize_cq().
+	 */
 	QueueLock lock;
+	/*
+	 * Serialises arming with ibv_resize_cq(), which replaces ring: the
+	 * arm word is in the ring's control block. A lock of its own, so
+	 * that arming between ibv_start_poll() and ibv_end_poll() works.
+	 */
+	QueueLock arm_lock;
 	MappedRing<xiw_cqe> ring;
 	RingConsumer<xiw_cqe> cqes;
 	/*
@@ -202,6 +211,8 @@ constexpr std::uint64_t kCqExWcFlags = IBV_WC_STANDARD_FLAGS;
 
 /* 0 if the driver part of the CREATE_CQ response is usable, else EPROTO. */
 int check_create_cq_resp(const xiw_create_cq_resp &resp) noexcept;
+/* The same for the RESIZE_CQ response. */
+int check_resize_cq_resp(const xiw_resize_cq_resp &resp) noexcept;
 
 ibv_cq *create_cq(ibv_context *ibctx, int cqe, ibv_comp_channel *channel,
 		  int comp_vector) noexcept;
@@ -210,6 +221,7 @@ ibv_cq_ex *create_cq_ex(ibv_context *ibctx,
 int destroy_cq(ibv_cq *ibcq) noexcept;
 int poll_cq(ibv_cq *ibcq, int num_entries, ibv_wc *wc) noexcept;
 int req_notify_cq(ibv_cq *ibcq, int solicited_only) noexcept;
+int resize_cq(ibv_cq *ibcq, int cqe) noexcept;
 
 /* ---- qp.cpp: queue pairs ------------------------------------------------- */
 

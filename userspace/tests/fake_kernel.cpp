@@ -206,7 +206,7 @@ ssize_t create_cq_ex(const std::byte *cmd, std::size_t len,
 	std::memcpy(user_ptr(ex.response), &core, sizeof(core));
 	std::memcpy(user_ptr(ex.response) + std::size_t{hdr.out_words} * 8,
 		    &cq.drv, sizeof(cq.drv));
-	kernel.cqs[cq.handle] = FakeCq{cq.num, cq.ring};
+	kernel.cqs[cq.handle] = FakeCq{cq.num, cq.ring, 0};
 	return static_cast<ssize_t>(len);
 }
 
@@ -325,7 +325,7 @@ ssize_t create_cq(const Command &cmd)
 	if (!put_split_response(cmd, core, cq.drv)) {
 		return fail(ENOSPC);
 	}
-	kernel.cqs[cq.handle] = FakeCq{cq.num, cq.ring};
+	kernel.cqs[cq.handle] = FakeCq{cq.num, cq.ring, 0};
 	return 0;
 }
 
@@ -348,6 +348,61 @@ ssize_t destroy_cq(const Command &cmd)
 	it->second.ring->mappable = false;
 	kernel.cqs.erase(it);
 	put_response(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+/*
+ * The driver's resize: the CQEs pending (the valid run that ends at the
+ * producer's index) move to the first slots of a new ring under a new
+ * key, with the control words; the old ring can no longer be mapped.
+ */
+ssize_t resize_cq(const Command &cmd)
+{
+	ib_uverbs_resize_cq req{};
+
+	if (!read_req(cmd, req)) {
+		return fail(EINVAL);
+	}
+	auto it = kernel.cqs.find(req.cq_handle);
+	if (it == kernel.cqs.end()) {
+		return fail(EINVAL);
+	}
+	if (kernel.resize_errno != 0) {
+		return fail(kernel.resize_errno);
+	}
+	FakeCq &cq = it->second;
+	FakeRing &old = *cq.ring;
+	std::uint32_t pending = 0;
+	while (pending < old.num() &&
+	       (old.flags<xiw_cqe>(cq.prod - 1 - pending) & XIW_SLOT_VALID) !=
+		       0) {
+		++pending;
+	}
+	const std::uint32_t num = slots_for(req.cqe);
+	if (req.cqe < 1 || pending > num) {
+		return fail(EINVAL);
+	}
+	FakeRing *ring = new_ring<xiw_cqe>(num);
+	if (ring == nullptr) {
+		return fail(ENOMEM);
+	}
+	for (std::uint32_t i = 0; i < pending; ++i) {
+		ring->slot<xiw_cqe>(i) =
+			old.slot<xiw_cqe>(cq.prod - pending + i);
+	}
+	ring->ctrl().cq_notify = old.ctrl().cq_notify;
+	ring->ctrl().cq_overflow = old.ctrl().cq_overflow;
+	old.mappable = false;
+	cq = FakeCq{num, ring, pending};
+
+	ibv_resize_cq_resp core{};
+	xiw_resize_cq_resp drv{};
+	core.cqe = num;
+	drv.cq_key = ring->key();
+	drv.num_cqe = num;
+	if (!put_split_response(cmd, core, drv)) {
+		return fail(ENOSPC);
+	}
 	return 0;
 }
 
@@ -670,6 +725,8 @@ ssize_t dispatch(const Command &cmd)
 		return create_cq(cmd);
 	case IB_USER_VERBS_CMD_DESTROY_CQ:
 		return destroy_cq(cmd);
+	case IB_USER_VERBS_CMD_RESIZE_CQ:
+		return resize_cq(cmd);
 	case IB_USER_VERBS_CMD_CREATE_QP:
 		return create_qp(cmd);
 	case IB_USER_VERBS_CMD_MODIFY_QP:

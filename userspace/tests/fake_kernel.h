@@ -137,6 +137,8 @@ private:
 struct FakeCq {
 	std::uint32_t cqe;
 	FakeRing *ring;
+	/* CQEs the test produced into the ring, as the kernel's index. */
+	std::uint32_t prod;
 };
 
 /*
@@ -204,6 +206,7 @@ struct FakeKernel {
 	int destroy_errno = 0; /* DESTROY_CQ/QP/SRQ, DEREG_MR */
 	int doorbell_errno = 0; /* POST_SEND, POST_RECV */
 	int mmap_errno = 0;
+	int resize_errno = 0; /* RESIZE_CQ */
 	std::uint32_t max_inline = XIW_MAX_INLINE;
 
 	/* Changes to the driver responses, before they are written. */

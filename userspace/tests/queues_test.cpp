@@ -182,6 +182,114 @@ TEST_F(Queues, KeepsACqTheKernelRefusesToDestroy)
 	EXPECT_EQ(ibv_destroy_cq(cq), 0);
 }
 
+/* Produces a CQE as the kernel would: slot prod, then prod + 1. */
+void produce_cqe(xiw_test::FakeCq &cq, std::uint64_t wr_id)
+{
+	auto &slot = cq.ring->slot<xiw_cqe>(cq.prod);
+	slot.wr_id = wr_id;
+	slot.opcode = IBV_WC_SEND;
+	xiw::shared_word(slot.flags).store(XIW_SLOT_VALID,
+					   std::memory_order_release);
+	++cq.prod;
+}
+
+std::vector<std::uint64_t> poll_wr_ids(ibv_cq *cq)
+{
+	std::vector<std::uint64_t> ids;
+	ibv_wc wc{};
+
+	while (ibv_poll_cq(cq, 1, &wc) == 1) {
+		ids.push_back(wc.wr_id);
+	}
+	return ids;
+}
+
+TEST_F(Queues, ResizesACqKeepingTheCompletionsNotYetPolled)
+{
+	ibv_cq *cq = ibv_create_cq(ctx_, 4, nullptr, nullptr, 0);
+	ASSERT_NE(cq, nullptr) << std::strerror(errno);
+	xiw_test::FakeCq &fake = kernel.cqs.begin()->second;
+	const std::uint64_t old_key = fake.ring->key();
+
+	produce_cqe(fake, 1);
+	produce_cqe(fake, 2);
+	produce_cqe(fake, 3);
+	std::array<ibv_wc, 1> wc{};
+	ASSERT_EQ(ibv_poll_cq(cq, 1, wc.data()), 1);
+	EXPECT_EQ(wc[0].wr_id, 1U);
+
+	ASSERT_EQ(ibv_resize_cq(cq, 10), 0);
+	EXPECT_EQ(cq->cqe, 16);
+	EXPECT_EQ(xiw::Cq::from(cq)->ring.num(), 16U);
+	const xiw_test::SeenCommand *seen =
+		last_seen(IB_USER_VERBS_CMD_RESIZE_CQ);
+	ASSERT_NE(seen, nullptr);
+	EXPECT_EQ(seen->in_words * 4U, sizeof(struct ibv_resize_cq));
+	EXPECT_EQ(seen->out_words * 4U, sizeof(xiw::ResizeCqResp));
+	/* The new ring is mapped, the old one unmapped. */
+	ASSERT_EQ(kernel.user_mappings.size(), 1U);
+	EXPECT_EQ(kernel.user_mappings[0].key, fake.ring->key());
+	EXPECT_NE(fake.ring->key(), old_key);
+	EXPECT_EQ(kernel.bad_unmaps, 0);
+
+	/* The two pending come first, then what the kernel adds. */
+	produce_cqe(fake, 4);
+	EXPECT_EQ(poll_wr_ids(cq), (std::vector<std::uint64_t>{2, 3, 4}));
+	/* Arming reaches the new ring. */
+	EXPECT_EQ(ibv_req_notify_cq(cq, 0), 0);
+	EXPECT_EQ(fake.ring->ctrl().cq_notify, XIW_CQ_NOTIFY_NEXT);
+
+	/* Smaller again: everything was polled, so 1 is enough. */
+	ASSERT_EQ(ibv_resize_cq(cq, 1), 0);
+	EXPECT_EQ(cq->cqe, 1);
+	EXPECT_EQ(fake.ring->ctrl().cq_notify, XIW_CQ_NOTIFY_NEXT);
+	produce_cqe(fake, 5);
+	EXPECT_EQ(poll_wr_ids(cq), std::vector<std::uint64_t>{5});
+	EXPECT_EQ(kernel.user_mappings.size(), 1U);
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+	EXPECT_TRUE(kernel.user_mappings.empty());
+}
+
+TEST_F(Queues, ARefusedResizeLeavesTheCqAsItWas)
+{
+	ibv_cq *cq = ibv_create_cq(ctx_, 4, nullptr, nullptr, 0);
+	ASSERT_NE(cq, nullptr) << std::strerror(errno);
+	xiw_test::FakeCq &fake = kernel.cqs.begin()->second;
+	const std::uint64_t key = fake.ring->key();
+
+	produce_cqe(fake, 1);
+	produce_cqe(fake, 2);
+	/* Fewer slots than completions pending. */
+	EXPECT_EQ(ibv_resize_cq(cq, 1), EINVAL);
+	kernel.resize_errno = ENOMEM;
+	EXPECT_EQ(ibv_resize_cq(cq, 64), ENOMEM);
+	EXPECT_EQ(cq->cqe, 4);
+	ASSERT_EQ(kernel.user_mappings.size(), 1U);
+	EXPECT_EQ(kernel.user_mappings[0].key, key);
+	EXPECT_EQ(poll_wr_ids(cq), (std::vector<std::uint64_t>{1, 2}));
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+}
+
+TEST_F(Queues, KeepsTheOldCqRingIfTheNewOneCannotBeMapped)
+{
+	ibv_cq *cq = ibv_create_cq(ctx_, 4, nullptr, nullptr, 0);
+	ASSERT_NE(cq, nullptr) << std::strerror(errno);
+	xiw_test::FakeCq &fake = kernel.cqs.begin()->second;
+
+	produce_cqe(fake, 7);
+	kernel.mmap_errno = ENOMEM;
+	EXPECT_EQ(ibv_resize_cq(cq, 8), ENOMEM);
+	kernel.mmap_errno = 0;
+	/* Still the old mapping: what was pending is polled from it. */
+	ASSERT_EQ(kernel.user_mappings.size(), 1U);
+	EXPECT_EQ(xiw::Cq::from(cq)->ring.num(), 4U);
+	EXPECT_EQ(cq->cqe, 4);
+	EXPECT_EQ(poll_wr_ids(cq), std::vector<std::uint64_t>{7});
+	EXPECT_EQ(ibv_req_notify_cq(cq, 1), 0);
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+	EXPECT_TRUE(kernel.user_mappings.empty());
+}
+
 /* ---- QP -------------------------------------------------------------- */
 
 class QueuePairs : public Queues {
