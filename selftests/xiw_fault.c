@@ -118,6 +118,7 @@ enum xf_op {
 	XF_REG_MR,
 	XF_CREATE_QP,
 	XF_CREATE_CQ,
+	XF_RESIZE_CQ,
 	XF_CREATE_SRQ,
 	XF_LISTEN,
 	XF_CONNECT,
@@ -155,6 +156,12 @@ XF_SITE(ring_mmap, XF_CREATE_QP);
 FIXTURE_VARIANT_ADD(site, ring_cq) { .site = "ring", .op = XF_CREATE_CQ };
 FIXTURE_VARIANT_ADD(site, ring_mmap_cq) {
 	.site = "ring_mmap", .op = XF_CREATE_CQ
+};
+FIXTURE_VARIANT_ADD(site, ring_resize_cq) {
+	.site = "ring", .op = XF_RESIZE_CQ
+};
+FIXTURE_VARIANT_ADD(site, ring_mmap_resize_cq) {
+	.site = "ring_mmap", .op = XF_RESIZE_CQ
 };
 FIXTURE_VARIANT_ADD(site, ring_srq) { .site = "ring", .op = XF_CREATE_SRQ };
 XF_SITE(conn_listen, XF_LISTEN);
@@ -295,6 +302,22 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 		c = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 		ASSERT_NE(NULL, c) TH_LOG("after: %s", strerror(errno));
 		ibv_destroy_cq(c);
+		break;
+	}
+	case XF_RESIZE_CQ: {
+		struct ibv_wc wc;
+
+		/* A failed resize leaves the CQ as it was, and usable. */
+		ASSERT_EQ(0, xf_arm(variant->site));
+		ASSERT_NE(0, ibv_resize_cq(cq, 256));
+		xf_disarm();
+		ASSERT_EQ(16, cq->cqe);
+		ASSERT_EQ(0, ibv_poll_cq(cq, 1, &wc));
+		ASSERT_EQ(0, ibv_req_notify_cq(cq, 0));
+		ASSERT_EQ(0, ibv_resize_cq(cq, 256))
+			TH_LOG("after: %s", strerror(errno));
+		ASSERT_LE(256, cq->cqe);
+		ASSERT_EQ(0, ibv_poll_cq(cq, 1, &wc));
 		break;
 	}
 	case XF_CREATE_SRQ: {
@@ -449,6 +472,7 @@ FIXTURE_VARIANT(nth) {
 
 FIXTURE_VARIANT_ADD(nth, create_qp) { .op = XF_CREATE_QP, .kind = "qp" };
 FIXTURE_VARIANT_ADD(nth, create_cq) { .op = XF_CREATE_CQ, .kind = "cq" };
+FIXTURE_VARIANT_ADD(nth, resize_cq) { .op = XF_RESIZE_CQ, .kind = "cq" };
 FIXTURE_VARIANT_ADD(nth, create_srq) { .op = XF_CREATE_SRQ, .kind = "srq" };
 FIXTURE_VARIANT_ADD(nth, reg_mr) { .op = XF_REG_MR, .kind = "mr" };
 
@@ -512,6 +536,13 @@ static int xf_verb(FIXTURE_DATA(nth) *self, enum xf_op op)
 		struct ibv_cq *c = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
 
 		return c ? ibv_destroy_cq(c) : -1;
+	}
+	case XF_RESIZE_CQ: {
+		struct ibv_wc wc;
+		int rv = ibv_resize_cq(self->cq, 64);
+
+		/* Resized or not, the CQ still answers. */
+		return ibv_poll_cq(self->cq, 1, &wc) ? -2 : rv ? -1 : 0;
 	}
 	case XF_CREATE_SRQ: {
 		struct ibv_srq_init_attr sa = {

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/xiw-abi.h>
 
 #include "kselftest_harness.h"
 #include "xiw_util.h"
@@ -131,6 +132,112 @@ TEST_F(obj, cq_sizes_and_limits)
 	EXPECT_EQ(NULL, ibv_create_cq(self->ctx, 16, NULL, NULL,
 				      self->ctx->num_comp_vectors));
 	EXPECT_EQ(EINVAL, errno);
+}
+
+/* ibv_resize_cq() takes 1 to max_cqe slots, like ibv_create_cq(). */
+TEST_F(obj, cq_resize_limits)
+{
+	struct ibv_device_attr da;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, ibv_query_device(self->ctx, &da));
+	cq = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	EXPECT_EQ(EINVAL, ibv_resize_cq(cq, 0));
+	EXPECT_EQ(EINVAL, ibv_resize_cq(cq, -1));
+	EXPECT_EQ(EINVAL, ibv_resize_cq(cq, da.max_cqe + 1));
+	EXPECT_EQ(16, cq->cqe);
+	ASSERT_EQ(0, ibv_resize_cq(cq, da.max_cqe));
+	EXPECT_GE(cq->cqe, da.max_cqe);
+	ASSERT_EQ(0, ibv_resize_cq(cq, 3));
+	EXPECT_EQ(4, cq->cqe);
+	EXPECT_EQ(0, ibv_poll_cq(cq, 1, &wc));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+}
+
+/* A RESIZE_CQ command as the provider writes it, for n slots. */
+struct raw_resize {
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_resize_cq cmd;
+	} req;
+	struct {
+		struct ib_uverbs_resize_cq_resp core;
+		struct xiw_resize_cq_resp drv;
+	} resp;
+};
+
+static int raw_resize(struct ibv_cq *cq, struct raw_resize *r, int n,
+		      size_t out)
+{
+	memset(r, 0, sizeof(*r));
+	r->req.hdr.command = IB_USER_VERBS_CMD_RESIZE_CQ;
+	r->req.hdr.in_words = sizeof(r->req) / 4;
+	r->req.hdr.out_words = out / 4;
+	r->req.cmd.response = (uintptr_t)&r->resp;
+	r->req.cmd.cq_handle = cq->handle;
+	r->req.cmd.cqe = n;
+	return write(cq->context->cmd_fd, &r->req, sizeof(r->req)) ==
+	       sizeof(r->req) ? 0 : errno;
+}
+
+/*
+ * The kernel's side of a resize with user space not playing by the
+ * rules: a response with no room for the driver part is EINVAL and
+ * leaves the CQ alone; a ring whose slots all claim to be valid (the
+ * kernel cannot tell lies from CQEs) has that many pending, so a smaller
+ * ring is EINVAL and a larger one takes them all. Nothing of this may
+ * upset the kernel, and the CQ is destroyed as usual.
+ */
+TEST_F(obj, cq_resize_raw_and_scribbled)
+{
+	struct ibv_cq *cq = ibv_create_cq(self->ctx, 8, NULL, NULL, 0);
+	struct raw_resize r;
+	struct ibv_qp *qp;
+	size_t len;
+	uint8_t *ring;
+	uint32_t i;
+
+	ASSERT_NE(NULL, cq);
+	EXPECT_EQ(EINVAL, raw_resize(cq, &r, 16, sizeof(r.resp.core)));
+	/* The provider's ring is still the kernel's: a flush lands in it. */
+	qp = make_qp(self->pd, cq, NULL, 4, 4);
+	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, to_state(qp, IBV_QPS_INIT));
+	ASSERT_EQ(0, post_recv(qp, 5));
+	ASSERT_EQ(0, to_state(qp, IBV_QPS_ERR));
+	{
+		struct ibv_wc wc;
+
+		ASSERT_EQ(1, poll_n(cq, &wc, 1, 5000));
+		EXPECT_EQ(5U, wc.wr_id);
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	}
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+
+	/* Take the CQ over: a ring of 16 that this test maps itself. */
+	ASSERT_EQ(0, raw_resize(cq, &r, 16, sizeof(r.resp)));
+	ASSERT_EQ(16U, r.resp.drv.num_cqe);
+	len = sizeof(struct xiw_ring_ctrl) + 16 * sizeof(struct xiw_cqe);
+	len = (len + 4095) & ~(size_t)4095;
+	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    cq->context->cmd_fd, (off_t)r.resp.drv.cq_key);
+	ASSERT_NE(MAP_FAILED, ring) TH_LOG("mmap: %s", strerror(errno));
+	for (i = 0; i < len; i++)
+		ring[i] = (uint8_t)(i * 37 + 11);
+	for (i = 0; i < 16; i++) {
+		struct xiw_cqe *c = (struct xiw_cqe *)(ring +
+			sizeof(struct xiw_ring_ctrl)) + i;
+
+		c->flags = XIW_SLOT_VALID | 0x7ffffff0;
+	}
+	EXPECT_EQ(EINVAL, raw_resize(cq, &r, 8, sizeof(r.resp)));
+	EXPECT_EQ(0, raw_resize(cq, &r, 16, sizeof(r.resp)));
+	EXPECT_EQ(0, raw_resize(cq, &r, 1024, sizeof(r.resp)));
+	munmap(ring, len);
+	/* The provider unmaps its own (old) ring; the kernel frees the CQ. */
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
 }
 
 TEST_F(obj, qp_caps_rounded_and_reported)

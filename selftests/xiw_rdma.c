@@ -1521,6 +1521,7 @@ TEST_F_TIMEOUT(ord0, read_fails_locally, 120)
 
 struct xa_sender {
 	struct xr_side *c;
+	int msgs;		/* to send; 0 for XA_MSGS */
 	volatile int received;	/* the receiver's count, for credit */
 	int err;
 };
@@ -1528,10 +1529,10 @@ struct xa_sender {
 static void *xa_send_loop(void *arg)
 {
 	struct xa_sender *x = arg;
+	int i, n, done = 0, msgs = x->msgs ? x->msgs : XA_MSGS;
 	struct ibv_wc wc[16];
-	int i, n, done = 0;
 
-	for (i = 0; i < XA_MSGS; i++) {
+	for (i = 0; i < msgs; i++) {
 		/* A Send needs a posted receive: stay within the window. */
 		while (i - x->received >= XA_WINDOW)
 			sched_yield();
@@ -1595,6 +1596,130 @@ TEST_F_TIMEOUT(conn, arm_poll_sleep_no_lost_event, 300)
 	pthread_join(th, NULL);
 	ASSERT_EQ(0, x.err);
 	TH_LOG("%d messages, %d sleeps on the completion channel", got, sleeps);
+}
+
+/*
+ * ibv_resize_cq: the CQEs not yet polled survive a resize, in order,
+ * whether the CQ grows or shrinks; fewer slots than CQEs pending is
+ * EINVAL and changes nothing; an armed CQ stays armed through resizes.
+ */
+TEST_F(conn, resize_cq_keeps_pending_completions)
+{
+	struct ibv_cq *cq = self->s->cq;
+	struct ibv_wc wc[41];
+	int i, cqe = cq->cqe;
+
+	if (xr_is_siw())
+		SKIP(return, "siw cannot resize a CQ");
+	for (i = 0; i < 42; i++)
+		ASSERT_EQ(0, xr_recv(self->s, i, 64 * i, 64));
+	for (i = 0; i < 40; i++)
+		ASSERT_EQ(0, xr_post(self->c, IBV_WR_SEND, 1000 + i, 0, 8, 0,
+				     NULL, 0));
+	/*
+	 * The server answers the Read after it placed the 40 Sends before
+	 * it, so all 40 receive CQEs are in its CQ once the Read is done.
+	 */
+	ASSERT_EQ(0, xr_post(self->c, IBV_WR_RDMA_READ, 2000, 8192, 64, 0,
+			     self->s, 0));
+	ASSERT_EQ(41, xr_poll(self->c->cq, wc, 41, XR_WAIT_MS));
+	for (i = 0; i < 41; i++)
+		ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status) TH_LOG("%s", xr_wc_str(&wc[i]));
+
+	ASSERT_EQ(10, xr_poll(cq, wc, 10, XR_WAIT_MS));
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ((uint64_t)i, wc[i].wr_id);
+	/* 30 pending: 16 slots are too few, and nothing changes. */
+	ASSERT_EQ(EINVAL, ibv_resize_cq(cq, 16));
+	ASSERT_EQ(cqe, cq->cqe);
+	ASSERT_EQ(0, ibv_resize_cq(cq, 4096));
+	ASSERT_LE(4096, cq->cqe);
+	ASSERT_EQ(0, ibv_req_notify_cq(cq, 0));
+	/* Exactly enough room is enough. */
+	ASSERT_EQ(0, ibv_resize_cq(cq, 30));
+	ASSERT_LE(30, cq->cqe);
+	ASSERT_GT(cqe, cq->cqe);
+	ASSERT_EQ(30, xr_poll(cq, wc, 41, 500));
+	for (i = 0; i < 30; i++) {
+		ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status) TH_LOG("%s", xr_wc_str(&wc[i]));
+		ASSERT_EQ(10U + i, wc[i].wr_id) TH_LOG("CQE %d", i);
+		ASSERT_EQ(8U, wc[i].byte_len);
+	}
+
+	/* The arm made before the two resizes raises the next event. */
+	ASSERT_EQ(0, xr_post(self->c, IBV_WR_SEND, 1040, 0, 8, 0, NULL, 0));
+	ASSERT_TRUE(xr_wait_cq_event(self->s, 5000))
+		TH_LOG("no event: the arm was lost in the resize");
+	ASSERT_EQ(1, xr_poll(cq, wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(40U, wc[0].wr_id);
+	ASSERT_EQ(1, xr_poll(self->c->cq, wc, 1, XR_WAIT_MS));
+
+	/* Down to one slot with nothing pending, and the CQ still works. */
+	ASSERT_EQ(0, ibv_resize_cq(cq, 1));
+	ASSERT_EQ(1, cq->cqe);
+	ASSERT_EQ(0, xr_post(self->c, IBV_WR_SEND, 1041, 0, 8, 0, NULL, 0));
+	ASSERT_EQ(1, xr_poll(cq, wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(41U, wc[0].wr_id);
+	ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status) TH_LOG("%s", xr_wc_str(&wc[0]));
+	ASSERT_EQ(1, xr_poll(self->c->cq, wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(0, ibv_resize_cq(cq, cqe));
+	ASSERT_EQ(0, exchange(self->c, self->s, 60000, self->seed));
+}
+
+/*
+ * Resizing while CQEs arrive: a sender streams Sends while the receiver
+ * polls and resizes its CQ every few dozen CQEs, growing and shrinking
+ * it. Every message is received exactly once, in order. The receiver
+ * keeps 64 receives posted, so no size here is below what is pending.
+ */
+#define XR_RESIZE_MSGS	3000
+
+TEST_F_TIMEOUT(conn, resize_cq_under_traffic, 300)
+{
+	static const int sizes[] = { 64, 4096, 100, 1024, 65, 257, 2048 };
+	struct xa_sender x = { .c = self->c, .msgs = XR_RESIZE_MSGS };
+	struct ibv_cq *cq = self->s->cq;
+	int i, n, got = 0, resizes = 0;
+	struct ibv_wc wc[16];
+	long long end;
+	pthread_t th;
+
+	if (xr_is_siw())
+		SKIP(return, "siw cannot resize a CQ");
+	for (i = 0; i < XA_WINDOW; i++)
+		ASSERT_EQ(0, xr_recv(self->s, i, 64 * (i % 128), 64));
+	ASSERT_EQ(0, pthread_create(&th, NULL, xa_send_loop, &x));
+	end = now_ms() + 240000;
+	while (got < XR_RESIZE_MSGS && now_ms() < end) {
+		n = ibv_poll_cq(cq, got % 3 + 1, wc);
+		ASSERT_LE(0, n);
+		for (i = 0; i < n; i++) {
+			ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status) TH_LOG("%s", xr_wc_str(&wc[i]));
+			ASSERT_EQ((uint64_t)got, wc[i].wr_id)
+				TH_LOG("CQE %d after %d resizes", got, resizes);
+			got++;
+			if (got + XA_WINDOW - 1 < XR_RESIZE_MSGS)
+				ASSERT_EQ(0, xr_recv(self->s, got + XA_WINDOW - 1,
+						     64 * ((got + XA_WINDOW - 1) % 128),
+						     64));
+			if (got % 37 == 0) {
+				int want = sizes[resizes % 7];
+
+				ASSERT_EQ(0, ibv_resize_cq(cq, want))
+					TH_LOG("resize %d to %d", resizes, want);
+				ASSERT_LE(want, cq->cqe);
+				resizes++;
+			}
+		}
+		x.received = got;
+		if (!n)
+			sched_yield();
+	}
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, x.err);
+	ASSERT_EQ(XR_RESIZE_MSGS, got) TH_LOG("after %d resizes", resizes);
+	ASSERT_EQ(0, xr_poll(cq, wc, 1, 200)) TH_LOG("a CQE came twice");
+	TH_LOG("%d messages, %d resizes", got, resizes);
 }
 
 /*
