@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 """Tests for bench-report.py: python3 scripts/bench-report-test.py"""
+import contextlib
 import importlib.util
+import io
 import os
 import tempfile
 import unittest
@@ -109,6 +111,63 @@ class Iperf3(unittest.TestCase):
             br.parse_iperf3("iperf3: error")
 
 
+CMTIME = """creating id
+resolving address
+resolving route
+creating qp
+connecting
+disconnecting
+destroying id
+step              total ms     max ms     min us  us / conn
+create id    :       1.97       0.02       1.00       1.97
+resolve addr :     120.51     119.90     150.00     120.51
+resolve route:      80.11      79.02     101.00      80.11
+create qp    :     310.00       2.00     250.00     310.00
+connect      :    1982.40    1900.00     800.00    1982.40
+disconnect   :    1049.12    1000.00     300.00    1049.12
+destroy      :      20.00       0.10      15.00      20.00
+"""
+
+
+class Cmtime(unittest.TestCase):
+    def test_steps(self):
+        self.assertAlmostEqual(br.parse_cmtime("connect", CMTIME), 1982.40)
+        self.assertAlmostEqual(br.parse_cmtime("disconnect", CMTIME),
+                               1049.12)
+
+    def test_a_failed_connection_is_invalid(self):
+        text = CMTIME.replace("connecting\n", "connecting\n"
+                              "event: RDMA_CM_EVENT_REJECTED, error: 8\n")
+        with self.assertRaises(br.Invalid):
+            br.parse_cmtime("connect", text)
+        with self.assertRaises(br.Invalid):
+            br.parse_cmtime("connect", "failure rconnecting: x\n" + CMTIME)
+
+    def test_mean_over_batches(self):
+        paths = []
+        for value in ("1000.00", "2000.00"):
+            fd, path = tempfile.mkstemp()
+            with os.fdopen(fd, "w") as f:
+                f.write(CMTIME.replace("1982.40\n", value + "\n"))
+            paths.append(path)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = br.main(["bench-report.py", "cmtime", "connect"] + paths)
+        for path in paths:
+            os.unlink(path)
+        self.assertEqual(rc, 0)
+        self.assertEqual(out.getvalue().strip(), "1500")
+
+    def test_missing_or_zero(self):
+        with self.assertRaises(br.Invalid):
+            br.parse_cmtime("connect", "creating id\n")
+        with self.assertRaises(br.Invalid):
+            br.parse_cmtime("connect", CMTIME.replace(
+                "   1982.40\n", "      0.00\n"))
+        with self.assertRaises(br.Invalid):
+            br.parse_cmtime("create qp", CMTIME)
+
+
 HEAD = "round\tdevice\ttest\tmetric\tunit\tvalue\tstatus\tattempts\tseconds\tlog\n"
 
 
@@ -178,6 +237,30 @@ class Table(unittest.TestCase):
         self.assertEqual(self.cells(lines, "w"),
                          ["w", "Gb/s", "0.2", "0.3", "0.6", "0.333", "0.5",
                           "0.167", "0.25", "0.5"])
+
+    def test_siw_crc_on_column(self):
+        rows = []
+        for r in (1, 2, 3):
+            rows += [row(r, "xiw", "w", 0.2), row(r, "xiwnc", "w", 0.3),
+                     row(r, "siw", "w", 0.6), row(r, "siwcrc", "w", 0.1)]
+        path = tsv(rows)
+        lines, xiw_failed = br.table(path, ["xiw", "xiwnc", "siw", "siwcrc"])
+        os.unlink(path)
+        self.assertFalse(xiw_failed)
+        # test unit xiw xiwnc siw siwcrc xiw/siw xiwnc/siw xiw/siwcrc,
+        # then the four /TCP columns (no tcp run: "-")
+        self.assertEqual(self.cells(lines, "w")[:9],
+                         ["w", "Gb/s", "0.2", "0.3", "0.6", "0.1", "0.333",
+                          "0.5", "2.00"])
+        head = next(ln for ln in lines if ln.startswith("test "))
+        self.assertIn("xiw/siwcrc", head.split())
+
+    def test_siwcrc_failure_does_not_fail_the_run(self):
+        path = tsv([row(1, "xiw", "w", 0.4), row(1, "siwcrc", "w", "fail")])
+        lines, xiw_failed = br.table(path, ["xiw", "siwcrc"])
+        os.unlink(path)
+        self.assertFalse(xiw_failed)
+        self.assertIn("note: siwcrc w: 1 of 1 runs failed", lines)
 
     def test_xiwnc_failure_fails_the_run(self):
         path = tsv([row(1, "xiw", "w", 0.4), row(1, "xiwnc", "w", "fail"),

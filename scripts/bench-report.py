@@ -6,6 +6,10 @@
   bench-report.py perftest rate FILE [WINDOW] print the message rate, Mop/s
   bench-report.py perftest lat FILE          print the latency in usec
   bench-report.py iperf3 FILE                print iperf3's received Gb/s
+  bench-report.py cmtime STEP FILE...        print cmtime's usec per
+                                             connection for STEP (connect,
+                                             disconnect), the mean over
+                                             the FILEs (equal batches)
   bench-report.py table RESULTS.TSV [DEVS]   print the table of medians
 
 perftest converts its time stamps (TSC cycles) to seconds with a CPU
@@ -117,6 +121,37 @@ def parse_iperf3(text):
     return bps / 1e9
 
 
+CMTIME_STEPS = ("connect", "disconnect")
+
+
+def parse_cmtime(step, text):
+    """Microseconds per connection that rdmacm-utils' cmtime client
+    reports for a step: its last column, the step's wall time over all
+    connections divided by their number. cmtime carries on past a failed
+    connection and still divides by all of them, so any failure it
+    printed makes the run invalid."""
+    if step not in CMTIME_STEPS:
+        raise Invalid("no cmtime step %r" % step)
+    for line in text.splitlines():
+        low = line.lower()
+        if "fail" in low or "error" in low:
+            raise Invalid("cmtime: " + line.strip())
+    for line in text.splitlines():
+        name, sep, rest = line.partition(":")
+        if not sep or name.strip() != step:
+            continue
+        fields = rest.split()
+        try:
+            value = float(fields[3])
+        except (IndexError, ValueError):
+            raise Invalid("cmtime %s line unreadable: %s" %
+                          (step, line.strip())) from None
+        if not math.isfinite(value) or value <= 0:
+            raise Invalid("cmtime %s is %s" % (step, fields[3]))
+        return value
+    raise Invalid("no cmtime %s line" % step)
+
+
 def fmt(value):
     if value is None:
         return "-"
@@ -176,9 +211,13 @@ def table(path, devices=None):
     tcp, _, _ = median("tcp", "tcp")
     head = ["test", "unit"] + ["%s" % d for d in devices]
     # Each xiw configuration against siw: xiw (defaults, CRC on) and
-    # xiwnc (xiw with MPA CRC off, siw's own default).
-    ratios = [d for d in ("xiw", "xiwnc") if d in devices and "siw" in devices]
-    head += ["%s/siw" % d for d in ratios]
+    # xiwnc (xiw with MPA CRC off, siw's own default) against siw, and
+    # like for like with CRC on, xiw against siwcrc (siw built with MPA
+    # CRC required).
+    ratios = [(a, b) for a, b in (("xiw", "siw"), ("xiwnc", "siw"),
+                                  ("xiw", "siwcrc"))
+              if a in devices and b in devices]
+    head += ["%s/%s" % r for r in ratios]
     head += ["%s/TCP" % d for d in devices]
     body, notes = [], []
     xiw_failed = False
@@ -202,8 +241,8 @@ def table(path, devices=None):
                     xiw_failed = True
             else:
                 cells.append(fmt(m))
-        for d in ratios:
-            cells.append(fmt(ratio(meds[d], meds["siw"])))
+        for a, b in ratios:
+            cells.append(fmt(ratio(meds[a], meds[b])))
         for d in devices:
             cells.append(fmt(ratio(meds[d], tcp)) if metric == "bw" else "-")
         body.append(cells)
@@ -222,7 +261,10 @@ def table(path, devices=None):
            " means the first device is faster;",
            "message rate (*_rate) in Mop/s, higher is better;",
            "latency (*_lat) in usec, lower is better: xiw/siw < 1 means xiw"
-           " is faster (the /TCP columns apply to bandwidth only).",
+           " is faster (the /TCP columns apply to bandwidth only);",
+           "connections (cm_*) in usec per connection (cmtime), lower is"
+           " better;",
+           "*_qN: N QPs at once, their bandwidths added.",
            "fail: at least one run failed or timed out (never a number);"
            " n/a: the device cannot run it.",
            ""]
@@ -249,6 +291,13 @@ def main(argv):
                               " seconds > 0")
             with open(argv[3], encoding="utf-8", errors="replace") as f:
                 print("%.6g" % parse_perftest(argv[2], f.read(), window))
+            return 0
+        if len(argv) >= 4 and argv[1] == "cmtime":
+            values = []
+            for path in argv[3:]:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    values.append(parse_cmtime(argv[2], f.read()))
+            print("%.6g" % statistics.mean(values))
             return 0
         if len(argv) == 3 and argv[1] == "iperf3":
             with open(argv[2], encoding="utf-8", errors="replace") as f:

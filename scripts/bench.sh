@@ -8,8 +8,9 @@
 #   results.tsv  one line per run       table.txt  the table printed here
 #   raw/         every client's and server's output
 # Knobs (environment): BENCH_RUNS (default 3), BENCH_DEVICES (default
-# "xiw xiwnc siw"; xiwnc is xiw with MPA CRC off), BENCH_DURATION,
-# BENCH_LAT_ITERS, BENCH_TESTS; see
+# "xiw xiwnc siw siwcrc"; xiwnc is xiw with MPA CRC off, siwcrc is siw
+# built with MPA CRC required), BENCH_DURATION,
+# BENCH_LAT_ITERS, BENCH_CONNS, BENCH_CONN_BATCH, BENCH_TESTS; see
 # Documentation/performance.rst.
 #
 # Exit status: non-zero if any xiw run failed or the VM run itself failed
@@ -17,10 +18,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 export BENCH_RUNS=${BENCH_RUNS:-3}
-export BENCH_DEVICES=${BENCH_DEVICES:-xiw xiwnc siw}
+export BENCH_DEVICES=${BENCH_DEVICES:-xiw xiwnc siw siwcrc}
 t0=$(date +%s)
 xiw_prepare
 scripts/siw-build.sh "$krel"
+case " $BENCH_DEVICES " in *" siwcrc "*) scripts/siw-build.sh "$krel" crc ;; esac
 
 out=build/bench
 rm -rf "$out"
@@ -32,11 +34,14 @@ scripts/vm-run.sh -n bench -t "${BENCH_VM_TIMEOUT:-1500}" -- \
 	env BENCH_RUNS="$BENCH_RUNS" BENCH_DEVICES="$BENCH_DEVICES" \
 	${BENCH_DURATION:+BENCH_DURATION="$BENCH_DURATION"} \
 	${BENCH_LAT_ITERS:+BENCH_LAT_ITERS="$BENCH_LAT_ITERS"} \
+	${BENCH_CONNS:+BENCH_CONNS="$BENCH_CONNS"} \
+	${BENCH_CONN_BATCH:+BENCH_CONN_BATCH="$BENCH_CONN_BATCH"} \
 	${BENCH_TESTS:+BENCH_TESTS="$BENCH_TESTS"} \
 	scripts/guest/bench.sh /mnt/xiw-out/bench || vm_rc=$?
 if [ -d build/vm/bench/bench ]; then
 	cp -r build/vm/bench/bench/. "$out"/
 fi
+[ -s "$out/crc32c.txt" ] && echo "== the guest's $(cat "$out/crc32c.txt")"
 if [ "$vm_rc" -ne 0 ]; then
 	echo "bench: VM run failed (vm-run.sh exit $vm_rc; logs in build/vm/bench)" >&2
 	tail -n 20 build/vm/bench/output.log >&2 || true

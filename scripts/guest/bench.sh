@@ -10,8 +10,11 @@
 #   scripts/guest/bench.sh OUTDIR
 #
 # Environment: BENCH_RUNS (rounds, default 3), BENCH_DEVICES (default
-# "xiw xiwnc siw"; xiwnc is xiw with MPA CRC off), BENCH_DURATION (seconds per bandwidth run, >= 3, default 4),
+# "xiw xiwnc siw siwcrc"; xiwnc is xiw with MPA CRC off, siwcrc is siw
+# built with MPA CRC required), BENCH_DURATION (seconds per bandwidth run, >= 3, default 4),
 # BENCH_LAT_ITERS (iterations per latency run, default 1000),
+# BENCH_CONNS (connections per cmtime run, default 1024, made in batches
+# of BENCH_CONN_BATCH, default 64),
 # BENCH_TESTS (subset of test names, default all).
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -19,9 +22,11 @@ xiw_guest_only bench.sh "make bench"
 repo=$XIW_REPO
 out=${1:?usage: bench.sh OUTDIR}
 runs=${BENCH_RUNS:-3}
-devices=${BENCH_DEVICES:-xiw xiwnc siw}
+devices=${BENCH_DEVICES:-xiw xiwnc siw siwcrc}
 duration=${BENCH_DURATION:-4}
 lat_iters=${BENCH_LAT_ITERS:-1000}
+conns=${BENCH_CONNS:-1024}
+conn_batch=${BENCH_CONN_BATCH:-64}
 [ "$duration" -ge 3 ] || { echo "bench: BENCH_DURATION must be >= 3" >&2; exit 2; }
 # A run whose clock calibration failed (see bench-report.py) is repeated
 # up to this many extra times; a run that lost the listen race, as
@@ -37,6 +42,10 @@ printf 'round\tdevice\ttest\tmetric\tunit\tvalue\tstatus\tattempts\tseconds\tlog
 TESTS=(
 	"ib_write_bw_64k ib_write_bw bw -s 65536"
 	"ib_write_bw_4k  ib_write_bw bw -s 4096"
+	"ib_write_bw_64k_q8  ib_write_bw bw -s 65536 -q 8"
+	"ib_write_bw_4k_q8   ib_write_bw bw -s 4096 -q 8"
+	"ib_write_bw_64k_q64 ib_write_bw bw -s 65536 -q 64"
+	"ib_write_bw_4k_q64  ib_write_bw bw -s 4096 -q 64"
 	"ib_read_bw_64k  ib_read_bw  bw -s 65536"
 	"ib_read_bw_4k   ib_read_bw  bw -s 4096"
 	"ib_send_bw_64k  ib_send_bw  bw -s 65536"
@@ -50,7 +59,7 @@ TESTS=(
 )
 # Tests a device cannot run: recorded n/a, not run (siw has no atomics).
 not_for() {	# not_for DEVICE NAME
-	[ "$1" = siw ] && case $2 in ib_atomic_*) return 0 ;; esac
+	case $1 in siw | siwcrc) case $2 in ib_atomic_*) return 0 ;; esac ;; esac
 	return 1
 }
 selected() {	# selected NAME: is NAME in BENCH_TESTS (or is that unset)?
@@ -64,10 +73,19 @@ declare -A rdev addr ready
 # on both ends): the configuration siw runs with by default.
 addr[xiw]=10.99.0.1
 addr[xiwnc]=10.99.0.1
+# siwcrc is siw0 again, from the siw build with MPA CRC required
+# (scripts/siw-build.sh KREL crc): the two builds are one module, siw,
+# so use_siw swaps them when a run needs the other.
 addr[siw]=10.99.1.1
+addr[siwcrc]=10.99.1.1
 rdev[xiw]=xiw0
 rdev[xiwnc]=xiw0
 rdev[siw]=siw0
+rdev[siwcrc]=siw0
+declare -A siw_ko
+siw_ko[siw]=$XIW_REPO/build/siw/$(uname -r)/siw.ko
+siw_ko[siwcrc]=$XIW_REPO/build/siw/$(uname -r)-crc/siw.ko
+siw_loaded=
 xiw_up=0
 
 log() { echo "bench: $*"; }
@@ -92,15 +110,34 @@ setup() {
 				rdma link add xiw0 type xiw netdev d0 && xiw_up=1
 			fi
 			ready[$dev]=$xiw_up ;;
-		siw)
-			xiw_guest_siw &&
-			rdma link add siw0 type siw netdev d1 && ready[siw]=1 ;;
-		*) log "unknown device $dev (known: xiw xiwnc siw)" ;;
+		siw | siwcrc)
+			modprobe -a ib_core libcrc32c && [ -f "${siw_ko[$dev]}" ] &&
+				ready[$dev]=1 ;;
+		*) log "unknown device $dev (known: xiw xiwnc siw siwcrc)" ;;
 		esac
 		[ "${ready[$dev]}" = 1 ] || log "setting up $dev failed: its runs fail"
 	done
 	rdma link show
 	ibv_devices
+	# Which crc32c the kernel picked (xiw and siw both ask the crypto
+	# API for it): under TCG even the CPU's crc32 instruction is
+	# emulated, so its cost here says little about real hardware.
+	awk '/^name/ { n = $3 } /^driver/ { d = $3 }
+	     /^priority/ && n == "crc32c" { print "crc32c: " d " (priority " $3 ")" }' \
+		/proc/crypto | tee "$out/crc32c.txt"
+}
+
+# siw0 from the build DEVICE (siw or siwcrc) names, loading it in place
+# of the other if need be.
+use_siw() {	# use_siw DEVICE
+	[ "$siw_loaded" = "$1" ] && return 0
+	if [ -n "$siw_loaded" ]; then
+		rdma link delete siw0 && rmmod siw || return 1
+		siw_loaded=
+	fi
+	insmod "${siw_ko[$1]}" && rdma link add siw0 type siw netdev d1 ||
+		return 1
+	siw_loaded=$1
 }
 
 # Wait until something listens on TCP PORT (the iWARP listener of an
@@ -166,6 +203,7 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 	case $dev in
 	xiw) echo 1 > /sys/module/xiw/parameters/mpa_crc ;;
 	xiwnc) echo 0 > /sys/module/xiw/parameters/mpa_crc ;;
+	siw | siwcrc) use_siw "$dev" || ready[$dev]=0 ;;
 	esac
 	run_start=$SECONDS
 	# perftest -R's listen race (scripts/lib.sh) is run again as lib.sh
@@ -216,6 +254,58 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 		"$attempt" "${base##*/}"
 }
 
+# Connection set-up and tear-down rate: rdmacm-utils' cmtime, server and
+# client on DEVICE in this guest. One server; clients one after the
+# other, each making $conn_batch connections at once and then
+# disconnecting them at once, until $conns were made. Each client reports
+# each step's wall time per connection; cm_connect and cm_disconnect are
+# the means over the batches. Batches, because siw fails create_qp
+# (EINVAL) past about 70 connections in one process.
+cmtime_run() {	# cmtime_run ROUND DEVICE
+	local round=$1 dev=$2 base sp st=0 step value b files=()
+	base=$raw/$dev-cmtime-r$round
+	run_start=$SECONDS
+	case $dev in
+	xiw) echo 1 > /sys/module/xiw/parameters/mpa_crc ;;
+	xiwnc) echo 0 > /sys/module/xiw/parameters/mpa_crc ;;
+	siw | siwcrc) use_siw "$dev" || ready[$dev]=0 ;;
+	esac
+	if [ "${ready[$dev]:-0}" != 1 ]; then
+		echo "device not set up" > "$base.client"
+		for step in connect disconnect; do
+			record "$round" "$dev" "cm_$step" conn us/conn fail \
+				"fail(setup)" 1 "${base##*/}"
+		done
+		return
+	fi
+	timeout -k 5 600 cmtime -b "${addr[$dev]}" -p 7471 > "$base.server" 2>&1 &
+	sp=$!
+	wait_listen 7471 "$sp"
+	for ((b = 0; b * conn_batch < conns; b++)); do
+		timeout -k 5 120 cmtime -s "${addr[$dev]}" -p 7471 \
+			-c "$conn_batch" > "$base.b$b.client" 2>&1
+		st=$?
+		files+=("$base.b$b.client")
+		[ "$st" -eq 0 ] || break
+	done
+	stop_server "$sp"
+	for step in connect disconnect; do
+		if [ "$st" -ne 0 ]; then
+			record "$round" "$dev" "cm_$step" conn us/conn fail \
+				"fail(rc=$st)" 1 "${base##*/}"
+		elif value=$(python3 "$report" cmtime "$step" "${files[@]}" \
+				2> "$base.parse"); then
+			record "$round" "$dev" "cm_$step" conn us/conn "$value" ok 1 \
+				"${base##*/}"
+		else
+			log "$dev cmtime round $round: $(cat "$base.parse")"
+			record "$round" "$dev" "cm_$step" conn us/conn fail invalid 1 \
+				"${base##*/}"
+		fi
+	done
+	rm -f "$base.parse"
+}
+
 # TCP baseline over d0, the path xiw's connections take.
 iperf3_run() {	# iperf3_run ROUND
 	local round=$1 base=$raw/tcp-r$1 sp st value
@@ -252,6 +342,11 @@ for round in $(seq "$runs"); do
 			perftest_run "$round" "$dev" "$@"
 		done
 	done
+	if selected cm_connect || selected cm_disconnect; then
+		for dev in $order; do
+			cmtime_run "$round" "$dev"
+		done
+	fi
 	selected tcp && iperf3_run "$round"
 done
 log "measured in $(( $(date +%s) - start )) s"
