@@ -168,6 +168,17 @@ stop_server() {	# stop_server PID
 	wait "$1" 2>/dev/null
 }
 
+# Put DEVICE in the configuration its next run measures: xiw's MPA CRC
+# setting, or which siw build is loaded. A siw that cannot be loaded
+# marks the device not ready, which fails its runs.
+configure() {	# configure DEVICE
+	case $1 in
+	xiw) echo 1 > /sys/module/xiw/parameters/mpa_crc ;;
+	xiwnc) echo 0 > /sys/module/xiw/parameters/mpa_crc ;;
+	siw | siwcrc) use_siw "$1" || ready[$1]=0 ;;
+	esac
+}
+
 # One line of results.tsv; "seconds" is the wall time since run_start.
 record() {	# record ROUND DEVICE TEST METRIC UNIT VALUE STATUS ATTEMPTS LOG
 	local IFS=$'\t'
@@ -200,11 +211,7 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 		limit=60
 	fi
 	args+=(-d "${rdev[$dev]}" -R -F "$@")
-	case $dev in
-	xiw) echo 1 > /sys/module/xiw/parameters/mpa_crc ;;
-	xiwnc) echo 0 > /sys/module/xiw/parameters/mpa_crc ;;
-	siw | siwcrc) use_siw "$dev" || ready[$dev]=0 ;;
-	esac
+	configure "$dev"
 	run_start=$SECONDS
 	# perftest -R's listen race (scripts/lib.sh) is run again as lib.sh
 	# allows, a failed calibration up to $retries times; the attempts
@@ -265,11 +272,7 @@ cmtime_run() {	# cmtime_run ROUND DEVICE
 	local round=$1 dev=$2 base sp st=0 step value b files=()
 	base=$raw/$dev-cmtime-r$round
 	run_start=$SECONDS
-	case $dev in
-	xiw) echo 1 > /sys/module/xiw/parameters/mpa_crc ;;
-	xiwnc) echo 0 > /sys/module/xiw/parameters/mpa_crc ;;
-	siw | siwcrc) use_siw "$dev" || ready[$dev]=0 ;;
-	esac
+	configure "$dev"
 	if [ "${ready[$dev]:-0}" != 1 ]; then
 		echo "device not set up" > "$base.client"
 		for step in connect disconnect; do
