@@ -40,15 +40,45 @@ log() { echo "setup: $*" >&2; }
 
 xiw_install_packages setup "${PACKAGES[@]}"
 
-# The 6.12 kernel: an installed one, else the newest apt offers.
-if ! krel612=$("$(dirname "$0")/kernel-release.sh" --series 6.12 2>/dev/null); then
-	krel612=$(apt-cache pkgnames linux-headers-6.12. |
+# Whether apt can install PACKAGE (madison lists only real versions: a
+# name that is only referred to prints nothing).
+installable() { [ -n "$(apt-cache madison "$1" 2>/dev/null)" ]; }
+
+# The 6.12 kernel: an installed one, else the newest apt offers with both
+# headers and an image. The security archive publishes a release's
+# headers and unsigned image before its signed image, so a release can
+# have headers but no linux-image-RELEASE for a while; its -unsigned
+# image is the same kernel (the guest boots it unsigned anyway).
+pick612() {	# sets krel612 and image612, or fails
+	local r image
+	for r in $(apt-cache pkgnames linux-headers-6.12. |
 		grep -E '^linux-headers-6\.12\.[0-9]+\+deb[0-9]+-amd64$' |
-		sed 's/^linux-headers-//' | sort -V | tail -n 1)
-	[ -n "$krel612" ] ||
-		{ log "no linux-headers-6.12.*-amd64 in the apt sources"; exit 1; }
+		sed 's/^linux-headers-//' | sort -rV); do
+		installable "linux-headers-$r" || continue
+		for image in "linux-image-$r" "linux-image-$r-unsigned"; do
+			if installable "$image"; then
+				krel612=$r image612=$image
+				return 0
+			fi
+		done
+	done
+	return 1
+}
+image612=
+if ! krel612=$("$(dirname "$0")/kernel-release.sh" --series 6.12 2>/dev/null); then
+	if ! pick612; then
+		# A machine whose package lists were never fetched.
+		DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+		pick612 ||
+			{ log "no 6.12 kernel with headers and an image in the apt sources"; exit 1; }
+	fi
 fi
-xiw_install_packages setup "linux-image-$krel612" "linux-headers-$krel612" \
+[ -n "$image612" ] || image612=linux-image-$krel612
+if [ -n "$(xiw_missing_packages "$image612")" ] &&
+	[ -z "$(xiw_missing_packages "$image612-unsigned")" ]; then
+	image612=$image612-unsigned	# installed unsigned earlier
+fi
+xiw_install_packages setup "$image612" "linux-headers-$krel612" \
 	linux-source-6.12
 log "kernel releases $("$(dirname "$0")/kernel-release.sh" --series 6.1)" \
 	"and $krel612"
