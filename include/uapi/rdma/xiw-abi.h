@@ -105,7 +105,16 @@ struct xiw_sqe {
 	__aligned_u64 raddr;	/* remote tagged offset */
 	__aligned_u64 compare_add;
 	__aligned_u64 swap;
-	__aligned_u64 reserved[2];
+	/*
+	 * IB_UVERBS_WR_BIND_MW: ex names the window (its STag now), rkey is
+	 * the STag the bind gives it (same index), raddr and compare_add the
+	 * window's first address and length, mw_lkey the MR it lies in
+	 * and mw_access the rights it grants (IB_UVERBS_ACCESS_REMOTE_*).
+	 * Zero for every other opcode.
+	 */
+	__u32 mw_lkey;
+	__u32 mw_access;
+	__aligned_u64 reserved;
 	/* With XIW_WQE_INLINE, the data itself, inline_len bytes. */
 	struct xiw_sge sge[XIW_MAX_SGE];
 };

@@ -40,6 +40,8 @@
 #define XIW_MAX_CQ		4096
 #define XIW_MAX_CQE		BIT(20)
 #define XIW_MAX_MR		65536
+/* Memory windows share the STag space with MRs but not the count. */
+#define XIW_MAX_MW		65536
 #define XIW_MAX_MR_SIZE		BIT_ULL(40)
 #define XIW_MAX_PD		65536
 #define XIW_MAX_SRQ		1024
@@ -81,9 +83,10 @@ struct xiw_device {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_mr;
+	atomic_t num_mw;
 	atomic_t num_conn;		/* xiw_cm_conn.c: allocated, not released */
 	struct xarray qp_xa;		/* QP number -> xiw_qp */
-	struct xarray mr_xa;		/* STag index -> xiw_mr */
+	struct xarray mr_xa;		/* STag index -> xiw_mr (MRs, windows) */
 	u32 qp_next, mr_next;		/* cyclic allocation cursors */
 	struct xiw_counters __percpu *counters;	/* xiw_counters.c */
 };
@@ -291,6 +294,7 @@ enum xiw_mr_type {
 	XIW_MR_USER,		/* pinned user pages (ib_umem) */
 	XIW_MR_DMA,		/* kernel virtual addresses, any length */
 	XIW_MR_FRMR,		/* a page list set by map_mr_sg + REG_MR */
+	XIW_MR_MW,		/* a memory window: part of a user MR (xiw_mw.c) */
 };
 
 struct xiw_mr {
@@ -344,6 +348,22 @@ struct xiw_mr {
 	u32 staged_npages, staged_fbo;
 	u8 staged_shift;
 	bool staged_new;		/* map_mr_sg since the last REG_MR */
+	/*
+	 * XIW_MR_MW, under 'lock': the user MR the window is bound to
+	 * (referenced while bound; NULL while unbound), the window's type
+	 * (IB_MW_TYPE_1 or _2) and, for type 2, the QP it was bound through,
+	 * the only one a peer may reach it by. 'iova', 'length' and
+	 * 'access' are the bound range and rights.
+	 */
+	struct xiw_mr *parent;
+	u8 mw_type;
+	u32 mw_qpn;
+};
+
+/* What the uverbs core allocates for a window; the window is 'mr'. */
+struct xiw_mw {
+	struct ib_mw ibmw;
+	struct xiw_mr *mr;
 };
 
 static inline struct xiw_device *to_xdev(struct ib_device *ibdev)
@@ -369,6 +389,11 @@ static inline struct xiw_srq *to_xsrq(struct ib_srq *ibsrq)
 static inline struct xiw_mr *to_xmr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct xiw_mr, ibmr);
+}
+
+static inline struct xiw_mw *to_xmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct xiw_mw, ibmw);
 }
 
 /* xiw_dev.c */
@@ -436,35 +461,51 @@ int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
 /*
  * The data path's view of memory. xiw_mr_get: the MR named by a whole
  * STag (index and key), referenced, or NULL. xiw_mr_check: 0 if
- * [addr, addr + len) lies inside a valid mr of pd and mr grants access
- * (IB_ACCESS_* bits; 0 for a local read), else -EINVAL for bounds,
- * -EACCES for rights or PD, -ENOENT for an invalidated STag.
+ * [addr, addr + len) lies inside a valid mr of qp's PD and mr grants
+ * access (IB_ACCESS_* bits; 0 for a local read), else -EINVAL for
+ * bounds, -EACCES for rights or PD, -ENOENT for an invalidated STag; a
+ * window grants remote access only, a type 2 window only through the QP
+ * that bound it, and only while its MR is valid.
  * xiw_mr_bvec: the range as page pieces, at most max of them, none
  * crossing a page, to be used inside the caller's RCU read-side section
  * (or through page references taken there); returns how many, or
  * -E2BIG (also -EINVAL out of bounds, -ENOENT if invalidated or
  * deregistered meanwhile, -EFAULT for a DMA MR address that is no
  * kernel memory). xiw_mr_invalidate: LOCAL_INV (remote false)
- * or Send/Read with Invalidate (remote true) of stag in pd: -EINVAL if no
- * MR has that STag, -EACCES for another PD or, remotely, a non-FRMR;
- * invalidating an invalid STag succeeds. xiw_mr_fastreg: executes an
+ * or Send/Read with Invalidate (remote true) of stag on qp: -EINVAL if no
+ * MR has that STag, -EACCES for another PD, a type 1 window, a type 2
+ * window bound through another QP or, remotely, an MR that is not an
+ * FRMR; a user QP may invalidate type 2 windows only. Invalidating an
+ * invalid STag succeeds. xiw_mr_fastreg: executes an
  * XIW_WR_REG_MR work request: -EINVAL unless lkey is the FRMR's current
  * lkey, stag keeps its index, the rights are sound and the MR is not
  * valid; -EACCES for another PD.
  */
 struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag);
 void xiw_mr_put(struct xiw_mr *mr);
-int xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd, u64 addr, u64 len,
-		 int access);
+int xiw_mr_check(struct xiw_mr *mr, const struct xiw_qp *qp, u64 addr,
+		 u64 len, int access);
 int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
 		int max);
-int xiw_mr_invalidate(struct xiw_device *xdev, struct ib_pd *pd, u32 stag,
-		      bool remote);
+int xiw_mr_invalidate(const struct xiw_qp *qp, u32 stag, bool remote);
 int xiw_mr_word(struct xiw_mr *mr, u64 addr, struct bio_vec *bv);
 u64 xiw_atomic_exec(const struct bio_vec *bv, u8 aop, u64 add_swap,
 		    u64 add_swap_mask, u64 compare, u64 compare_mask);
 int xiw_mr_fastreg(struct xiw_device *xdev, struct ib_pd *pd, u32 lkey,
 		   u32 stag, int access);
+/* Internal to xiw_mem.c and xiw_mw.c. */
+int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr);
+void xiw_mr_free(struct xiw_mr *mr);
+bool xiw_mr_in_bounds(const struct xiw_mr *mr, u64 addr, u64 len);
+
+/*
+ * xiw_mw.c: memory windows (user space only). xiw_mw_bind executes an
+ * IB_UVERBS_WR_BIND_MW SQ entry of qp: 0, or -EINVAL for a bind the
+ * rules refuse (wrong window, MR, PD, QP, range or rights).
+ */
+int xiw_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int xiw_dealloc_mw(struct ib_mw *ibmw);
+int xiw_mw_bind(struct xiw_qp *qp, const struct xiw_sqe *sqe);
 
 /* xiw_cq.c (kernel consumers) */
 int xiw_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);

@@ -35,6 +35,7 @@ static const char *const xiw_site_names[XIW_FAULT_NR] = {
 	[XIW_FAULT_MR_UMEM] = "mr_umem",
 	[XIW_FAULT_MR_PAGES] = "mr_pages",
 	[XIW_FAULT_MR_FRMR_LIST] = "mr_frmr_list",
+	[XIW_FAULT_MW] = "mw",
 	[XIW_FAULT_QP_SQ_PEND] = "qp_sq_pend",
 	[XIW_FAULT_QP_ID] = "qp_id",
 	[XIW_FAULT_RX] = "rx",

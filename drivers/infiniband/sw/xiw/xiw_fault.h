@@ -32,6 +32,7 @@ enum xiw_fault_site {
 	XIW_FAULT_MR_UMEM,		/* ib_umem_get of a user MR */
 	XIW_FAULT_MR_PAGES,		/* a user MR's page array */
 	XIW_FAULT_MR_FRMR_LIST,		/* a fast-register MR's page lists */
+	XIW_FAULT_MW,			/* a memory window */
 	XIW_FAULT_QP_SQ_PEND,		/* a QP's send-side bookkeeping */
 	XIW_FAULT_QP_ID,		/* its QP number */
 	XIW_FAULT_RX,			/* a QP's receive state */

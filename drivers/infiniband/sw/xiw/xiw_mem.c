@@ -51,7 +51,9 @@
 
 #define XIW_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-		       IB_ACCESS_OPTIONAL)
+		       IB_ACCESS_MW_BIND | IB_ACCESS_OPTIONAL)
+#define XIW_REMOTE_ACCESS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+			   IB_ACCESS_REMOTE_ATOMIC)
 
 static int xiw_mr_access_ok(int access)
 {
@@ -99,7 +101,7 @@ static void xiw_mr_free_lists(struct xiw_mr *mr)
 }
 
 /* The structure, once nothing refers to it (any context). */
-static void xiw_mr_free(struct xiw_mr *mr)
+void xiw_mr_free(struct xiw_mr *mr)
 {
 	xiw_mr_free_lists(mr);
 	kfree_rcu(mr, rcu);
@@ -119,7 +121,7 @@ static void xiw_mr_free_unpublished(struct xiw_device *xdev,
  * visible to xiw_mr_get(). The index is reserved first and the MR stored
  * once complete: xa_store publishes it with release semantics.
  */
-static int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr)
+int xiw_mr_add(struct xiw_device *xdev, struct xiw_mr *mr)
 {
 	u32 idx;
 	int rv;
@@ -398,15 +400,18 @@ void xiw_mr_put(struct xiw_mr *mr)
 {
 	if (!refcount_dec_and_test(&mr->ref))
 		return;
-	/* A user MR's pages went at dereg; a kernel MR's dereg waits here. */
-	if (mr->type == XIW_MR_USER)
+	/*
+	 * A user MR's pages went at dereg, a window's MR reference at
+	 * unbind or dealloc; a kernel MR's dereg waits here.
+	 */
+	if (mr->type == XIW_MR_USER || mr->type == XIW_MR_MW)
 		xiw_mr_free(mr);
 	else
 		complete(&mr->released);
 }
 
 /* [addr, addr + len) within the MR's registered range; mr->lock held. */
-static bool xiw_mr_in_bounds(const struct xiw_mr *mr, u64 addr, u64 len)
+bool xiw_mr_in_bounds(const struct xiw_mr *mr, u64 addr, u64 len)
 {
 	u64 iova, length;
 
@@ -428,8 +433,23 @@ static bool xiw_mr_in_bounds(const struct xiw_mr *mr, u64 addr, u64 len)
 	return addr >= iova && addr + len <= iova + length;
 }
 
-int xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd, u64 addr, u64 len,
-		 int access)
+/*
+ * A window's own rules, besides its MR's: remote access only (a window
+ * is never an lkey), a type 2 window only through the QP that bound it,
+ * and only while the MR it lies in is valid. Both locks held, the
+ * window's first.
+ */
+static int xiw_mw_check(const struct xiw_mr *mw, const struct xiw_qp *qp,
+			int access)
+{
+	if (!(access & XIW_REMOTE_ACCESS) ||
+	    (mw->mw_type == IB_MW_TYPE_2 && mw->mw_qpn != qp->ibqp.qp_num))
+		return -EACCES;
+	return 0;
+}
+
+int xiw_mr_check(struct xiw_mr *mr, const struct xiw_qp *qp, u64 addr,
+		 u64 len, int access)
 {
 	unsigned long flags;
 	int rv = 0;
@@ -437,10 +457,19 @@ int xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd, u64 addr, u64 len,
 	spin_lock_irqsave(&mr->lock, flags);
 	if (!mr->valid)
 		rv = -ENOENT;
-	else if (mr->ibmr.pd != pd || (access & ~mr->access))
+	else if (mr->ibmr.pd != qp->ibqp.pd || (access & ~mr->access))
+		rv = -EACCES;
+	else if (mr->type == XIW_MR_MW && xiw_mw_check(mr, qp, access))
 		rv = -EACCES;
 	else if (!xiw_mr_in_bounds(mr, addr, len))
 		rv = -EINVAL;
+	/* A bound window with length has its MR; nested: window first. */
+	else if (mr->type == XIW_MR_MW && mr->parent) {
+		spin_lock(&mr->parent->lock);
+		if (!mr->parent->valid)
+			rv = -ENOENT;
+		spin_unlock(&mr->parent->lock);
+	}
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return rv;
 }
@@ -567,6 +596,7 @@ static int xiw_bvec_frmr(struct xiw_mr *mr, u64 addr, u32 len,
 int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
 		int max)
 {
+	struct xiw_mr *parent = NULL;
 	unsigned long flags;
 	int n = 0, rv;
 
@@ -577,6 +607,9 @@ int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
 		rv = -ENOENT;
 	} else if (!xiw_mr_in_bounds(mr, addr, len)) {
 		rv = -EINVAL;
+	} else if (mr->type == XIW_MR_MW) {
+		parent = mr->parent;
+		rv = parent ? 0 : -ENOENT;
 	} else {
 		/* What a user MR's dereg waits for: see xiw_dereg_mr(). */
 		if (mr->type == XIW_MR_USER) {
@@ -587,6 +620,14 @@ int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
 			xiw_bvec_frmr(mr, addr, len, bv, max) : 0;
 	}
 	spin_unlock_irqrestore(&mr->lock, flags);
+	/*
+	 * A window's pages are its MR's, at the same addresses. An unbind
+	 * may drop the window's reference to the MR now, but its last put
+	 * frees it after a grace period, and our caller's section holds
+	 * that off; the MR's own checks decide.
+	 */
+	if (parent && !rv)
+		return xiw_mr_bvec(parent, addr, len, bv, max);
 	if (rv || mr->type == XIW_MR_FRMR)
 		return rv;
 
@@ -643,31 +684,48 @@ u64 xiw_atomic_exec(const struct bio_vec *bv, u8 aop, u64 add_swap,
 }
 
 /*
+ * Whether qp may invalidate mr (mr->lock held): a peer only what was
+ * registered so (RFC 5040: an FRMR or a type 2 window), a user QP only
+ * a type 2 window (a user MR's STag lives as long as its registration),
+ * and a type 2 window only through the QP it was bound through.
+ */
+static bool xiw_mr_may_invalidate(const struct xiw_mr *mr,
+				  const struct xiw_qp *qp, bool remote)
+{
+	if (mr->type == XIW_MR_MW)
+		return mr->mw_type == IB_MW_TYPE_2 &&
+		       mr->mw_qpn == qp->ibqp.qp_num;
+	return qp->kernel && (!remote || mr->type == XIW_MR_FRMR);
+}
+
+/*
  * LOCAL_INV (remote false) or Send with Invalidate / Read with Invalidate
  * of a remote peer (remote true). Invalidating an STag already invalid
- * succeeds: it changes nothing.
+ * succeeds: it changes nothing. An invalidated window lets go of its MR.
  */
-int xiw_mr_invalidate(struct xiw_device *xdev, struct ib_pd *pd, u32 stag,
-		      bool remote)
+int xiw_mr_invalidate(const struct xiw_qp *qp, u32 stag, bool remote)
 {
+	struct xiw_mr *mr, *parent = NULL;
 	unsigned long flags;
-	struct xiw_mr *mr;
 	int rv = 0;
 
-	mr = xiw_mr_get(xdev, stag);
+	mr = xiw_mr_get(qp->xdev, stag);
 	if (!mr)
 		return -EINVAL;
 	spin_lock_irqsave(&mr->lock, flags);
-	if (mr->stag != stag)
+	if (mr->stag != stag) {
 		rv = -EINVAL;
-	else if (mr->ibmr.pd != pd)
+	} else if (mr->ibmr.pd != qp->ibqp.pd ||
+		   !xiw_mr_may_invalidate(mr, qp, remote)) {
 		rv = -EACCES;
-	/* RFC 5040: a peer may only invalidate what was registered so. */
-	else if (remote && mr->type != XIW_MR_FRMR)
-		rv = -EACCES;
-	else
+	} else {
 		mr->valid = false;
+		if (mr->type == XIW_MR_MW)
+			swap(parent, mr->parent);
+	}
 	spin_unlock_irqrestore(&mr->lock, flags);
+	if (parent)
+		xiw_mr_put(parent);
 	xiw_mr_put(mr);
 	return rv;
 }

@@ -88,8 +88,9 @@ static int xiw_sqe_fill(struct xiw_qp *qp, struct xiw_sqe *sqe,
 	sqe->raddr = 0;
 	sqe->compare_add = 0;
 	sqe->swap = 0;
-	sqe->reserved[0] = 0;
-	sqe->reserved[1] = 0;
+	sqe->mw_lkey = 0;
+	sqe->mw_access = 0;
+	sqe->reserved = 0;
 
 	switch (wr->opcode) {
 	case IB_WR_SEND_WITH_IMM:

@@ -44,6 +44,8 @@ u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel)
 		return IB_UVERBS_WC_RDMA_READ;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_UVERBS_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_UVERBS_WC_BIND_MW;
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 		return IB_UVERBS_WC_COMP_SWAP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:

@@ -93,7 +93,7 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 			continue;
 		rx->rmr[i] = xiw_mr_get(qp->xdev, s->lkey);
 		if (!rx->rmr[i] ||
-		    xiw_mr_check(rx->rmr[i], qp->ibqp.pd, s->addr, s->length,
+		    xiw_mr_check(rx->rmr[i], qp, s->addr, s->length,
 				 IB_ACCESS_LOCAL_WRITE))
 			return -EACCES;
 	}
@@ -277,7 +277,7 @@ static void xiw_rx_write_hdr(struct xiw_rx *rx)
 		xiw_rx_error(rx, TERM_DDP_TAGGED, 0x00, true);
 		return;
 	}
-	rv = xiw_mr_check(rx->mr, qp->ibqp.pd, to, rx->data_len,
+	rv = xiw_mr_check(rx->mr, qp, to, rx->data_len,
 			  IB_ACCESS_REMOTE_WRITE);
 	if (rv) {
 		xiw_rx_put_mr(rx);
@@ -350,7 +350,7 @@ static void xiw_rx_read_req(struct xiw_rx *rx)
 			xiw_rx_error(rx, TERM_RDMAP_PROT, 0x00, true);
 			return;
 		}
-		rv = xiw_mr_check(mr, qp->ibqp.pd, to, len,
+		rv = xiw_mr_check(mr, qp, to, len,
 				  IB_ACCESS_REMOTE_READ);
 		if (rv) {
 			xiw_mr_put(mr);
@@ -456,7 +456,7 @@ static void xiw_rx_atomic_req(struct xiw_rx *rx)
 		xiw_rx_error(rx, TERM_RDMAP_PROT, 0x00, true);
 		return;
 	}
-	rv = xiw_mr_check(mr, qp->ibqp.pd, to, sizeof(u64),
+	rv = xiw_mr_check(mr, qp, to, sizeof(u64),
 			  IB_ACCESS_REMOTE_ATOMIC);
 	/* The word itself, aligned: within xiw_rx_read()'s RCU section. */
 	if (!rv)
@@ -516,7 +516,7 @@ static void xiw_rx_atomic_resp(struct xiw_rx *rx)
 	value = be64_to_cpu(r.value);
 	mr = xiw_mr_get(qp->xdev, o->sqe.sge[0].lkey);
 	n = !mr ? -EACCES :
-	    xiw_mr_check(mr, qp->ibqp.pd, o->sqe.sge[0].addr, sizeof(u64),
+	    xiw_mr_check(mr, qp, o->sqe.sge[0].addr, sizeof(u64),
 			 IB_ACCESS_LOCAL_WRITE);
 	if (!n)
 		n = xiw_mr_bvec(mr, o->sqe.sge[0].addr, sizeof(u64), bv, 2);
@@ -655,7 +655,7 @@ int xiw_rx_target(struct xiw_rx *rx, u32 len, struct xiw_mr **held)
 			mr = xiw_mr_get(qp->xdev, s->lkey);
 			if (!mr)
 				return -EACCES;
-			if (xiw_mr_check(mr, qp->ibqp.pd, s->addr + off, l,
+			if (xiw_mr_check(mr, qp, s->addr + off, l,
 					 IB_ACCESS_LOCAL_WRITE)) {
 				xiw_mr_put(mr);
 				return -EACCES;
@@ -705,8 +705,7 @@ void xiw_rx_segment_done(struct xiw_rx *rx)
 				flags |= XIW_CQE_SOLICITED;
 			if (rx->op == RDMAP_SEND_INV ||
 			    rx->op == RDMAP_SEND_SE_INV) {
-				if (xiw_mr_invalidate(qp->xdev, qp->ibqp.pd,
-						      rx->inval, true)) {
+				if (xiw_mr_invalidate(qp, rx->inval, true)) {
 					/* RDMAP-06 */
 					xiw_rx_complete_rqe(rx, IB_WC_RECV,
 							    IB_WC_LOC_PROT_ERR, 0);
@@ -751,8 +750,7 @@ void xiw_rx_segment_done(struct xiw_rx *rx)
 			 * key on after filling ex.invalidate_rkey) is invalid
 			 * before the completion says the Read is done.
 			 */
-			if (inv && xiw_mr_invalidate(qp->xdev, qp->ibqp.pd,
-						     inv_stag, false)) {
+			if (inv && xiw_mr_invalidate(qp, inv_stag, false)) {
 				xiw_sq_done(qp, idx, IB_WC_LOC_PROT_ERR);
 				xiw_qp_error_defer(qp, IB_EVENT_QP_FATAL);
 				return;

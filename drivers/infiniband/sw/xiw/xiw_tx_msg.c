@@ -80,7 +80,7 @@ static int xiw_tx_sges(struct xiw_qp *qp, struct xiw_txmsg *m,
 		if (!mr)
 			return -EACCES;
 		m->mr[i] = mr;
-		if (xiw_mr_check(mr, qp->ibqp.pd, s->addr, s->length, access))
+		if (xiw_mr_check(mr, qp, s->addr, s->length, access))
 			return -EACCES;
 	}
 	if (total > S32_MAX)
@@ -112,6 +112,8 @@ static u8 xiw_tx_local_status(int err)
 		return IB_WC_LOC_PROT_ERR;
 	case -EMSGSIZE:
 		return IB_WC_LOC_LEN_ERR;
+	case -EKEYREJECTED:
+		return IB_WC_MW_BIND_ERR;
 	default:
 		return IB_WC_LOC_QP_OP_ERR;
 	}
@@ -285,10 +287,13 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return xiw_tx_atomic_req(qp, sqe, idx);
 	case IB_UVERBS_WR_LOCAL_INV:
-		if (!qp->kernel)
-			return -EINVAL;
-		rv = xiw_mr_invalidate(qp->xdev, qp->ibqp.pd, sqe->ex, false);
+		rv = xiw_mr_invalidate(qp, sqe->ex, false);
 		return rv ? -EACCES : 0;
+	case IB_UVERBS_WR_BIND_MW:
+		/* Windows are user space's (kernel consumers have none). */
+		if (qp->kernel)
+			return -EINVAL;
+		return xiw_mw_bind(qp, sqe) ? -EKEYREJECTED : 0;
 	case XIW_WR_REG_MR:
 		if (!qp->kernel)
 			return -EINVAL;

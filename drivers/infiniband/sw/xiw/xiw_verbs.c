@@ -33,8 +33,12 @@ static int xiw_query_device(struct ib_device *ibdev,
 		return -EINVAL;
 
 	memset(attr, 0, sizeof(*attr));
-	/* Fast registration, LOCAL_INV and Send with Invalidate (xiw_mem.c) */
-	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/*
+	 * Fast registration, LOCAL_INV and Send with Invalidate (xiw_mem.c);
+	 * memory windows of type 1 and 2B (xiw_mw.c).
+	 */
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+		IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->vendor_id = XIW_VENDOR_ID;
@@ -48,6 +52,7 @@ static int xiw_query_device(struct ib_device *ibdev,
 	attr->max_cq = XIW_MAX_CQ;
 	attr->max_cqe = XIW_MAX_CQE;
 	attr->max_mr = XIW_MAX_MR;
+	attr->max_mw = XIW_MAX_MW;
 	attr->max_pd = XIW_MAX_PD;
 	attr->max_qp_rd_atom = xdev->max_ird;
 	attr->max_qp_init_rd_atom = xdev->max_ord;
@@ -235,12 +240,14 @@ const struct ib_device_ops xiw_dev_ops = {
 	.device_group = &xiw_dev_attr_group,
 
 	.alloc_mr = xiw_alloc_mr,
+	.alloc_mw = xiw_alloc_mw,
 	.alloc_pd = xiw_alloc_pd,
 	.alloc_ucontext = xiw_alloc_ucontext,
 	.create_cq = XIW_CREATE_CQ,
 	.create_qp = xiw_create_qp,
 	.create_srq = xiw_create_srq,
 	.dealloc_driver = xiw_dealloc_driver,
+	.dealloc_mw = xiw_dealloc_mw,
 	.dealloc_pd = xiw_dealloc_pd,
 	.dealloc_ucontext = xiw_dealloc_ucontext,
 	.dereg_mr = xiw_dereg_mr,
@@ -270,6 +277,7 @@ const struct ib_device_ops xiw_dev_ops = {
 	.resize_cq = xiw_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, xiw_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, xiw_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, xiw_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, xiw_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, xiw_srq, ibsrq),
