@@ -22,12 +22,15 @@ constexpr verbs_context_ops make_context_ops() noexcept
 {
 	verbs_context_ops ops{};
 
+	ops.alloc_mw = alloc_mw;
 	ops.alloc_pd = alloc_pd;
+	ops.bind_mw = bind_mw;
 	ops.create_cq = create_cq;
 	ops.create_cq_ex = create_cq_ex;
 	ops.create_qp = create_qp;
 	ops.create_qp_ex = create_qp_ex;
 	ops.create_srq = create_srq;
+	ops.dealloc_mw = dealloc_mw;
 	ops.dealloc_pd = dealloc_pd;
 	ops.dereg_mr = dereg_mr;
 	ops.destroy_cq = destroy_cq;

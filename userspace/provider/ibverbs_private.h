@@ -332,6 +332,14 @@ struct ibv_rereg_mr_resp {
 	__u32 rkey;
 };
 
+struct ibv_alloc_mw {
+	ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 pd_handle;
+	__u8 mw_type;
+	__u8 reserved[3];
+};
+
 struct ibv_resize_cq {
 	ib_uverbs_cmd_hdr hdr;
 	__aligned_u64 response;
@@ -584,6 +592,14 @@ int ibv_cmd_reg_mr(ibv_pd *pd, void *addr, std::size_t length,
 		   ibv_reg_mr_resp *resp, std::size_t resp_size);
 int ibv_cmd_dereg_mr(verbs_mr *vmr);
 /*
+ * Memory windows. On success ibv_cmd_alloc_mw() has filled in mw's
+ * context, PD, handle, rkey and type.
+ */
+int ibv_cmd_alloc_mw(ibv_pd *pd, ibv_mw_type type, ibv_mw *mw,
+		     struct ibv_alloc_mw *cmd, std::size_t cmd_size,
+		     ib_uverbs_alloc_mw_resp *resp, std::size_t resp_size);
+int ibv_cmd_dealloc_mw(ibv_mw *mw);
+/*
  * ibv_rereg_mr(): flags are IBV_REREG_MR_CHANGE_*; on success vmr has the
  * new keys (and the new PD's context); libibverbs updates pd, addr and
  * length itself.
@@ -821,6 +837,16 @@ static_assert(offsetof(ibv_reg_mr_resp, lkey) ==
 	      offsetof(ib_uverbs_reg_mr_resp, lkey));
 static_assert(offsetof(ibv_reg_mr_resp, rkey) ==
 	      offsetof(ib_uverbs_reg_mr_resp, rkey));
+
+static_assert(sizeof(struct ibv_alloc_mw) == 24);
+static_assert(sizeof(struct ibv_alloc_mw) ==
+	      sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_alloc_mw));
+static_assert(offsetof(struct ibv_alloc_mw, pd_handle) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_alloc_mw, pd_handle));
+static_assert(offsetof(struct ibv_alloc_mw, mw_type) ==
+	      sizeof(ib_uverbs_cmd_hdr) +
+		      offsetof(ib_uverbs_alloc_mw, mw_type));
 
 static_assert(sizeof(struct ibv_resize_cq) == 24);
 static_assert(sizeof(struct ibv_resize_cq) ==

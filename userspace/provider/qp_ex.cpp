@@ -188,6 +188,30 @@ void wr_atomic_fetch_add(ibv_qp_ex *qpx, std::uint32_t rkey,
 	}
 }
 
+/* Memory windows: bind one (type 2), invalidate one. */
+void wr_bind_mw(ibv_qp_ex *qpx, ibv_mw *mw, std::uint32_t rkey,
+		const ibv_mw_bind_info *bind_info) noexcept
+{
+	xiw_sqe *sqe = begin(qpx, IBV_WR_BIND_MW);
+
+	if (sqe == nullptr) {
+		return;
+	}
+	if (bind_info == nullptr ||
+	    set_sqe_bind(mw, rkey, *bind_info, *sqe) != 0) {
+		fail(batch_of(qpx), EINVAL);
+	}
+}
+
+void wr_local_inv(ibv_qp_ex *qpx, std::uint32_t invalidate_rkey) noexcept
+{
+	xiw_sqe *sqe = begin(qpx, IBV_WR_LOCAL_INV);
+
+	if (sqe != nullptr) {
+		sqe->ex = invalidate_rkey;
+	}
+}
+
 /*
  * What xiw does not carry: the batch fails with EOPNOTSUPP. Only a QP
  * that asked for none of them exists, but a program may call them anyway.
@@ -205,16 +229,6 @@ void wr_send_imm(ibv_qp_ex *qpx, __be32 /*imm_data*/) noexcept
 	refuse(qpx);
 }
 
-void wr_bind_mw(ibv_qp_ex *qpx, ibv_mw * /*mw*/, std::uint32_t /*rkey*/,
-		const ibv_mw_bind_info * /*bind_info*/) noexcept
-{
-	refuse(qpx);
-}
-
-void wr_local_inv(ibv_qp_ex *qpx, std::uint32_t /*invalidate_rkey*/) noexcept
-{
-	refuse(qpx);
-}
 
 void wr_send_tso(ibv_qp_ex *qpx, void * /*hdr*/, std::uint16_t /*hdr_sz*/,
 		 std::uint16_t /*mss*/) noexcept

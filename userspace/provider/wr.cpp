@@ -29,26 +29,32 @@ struct SendOpcode {
 	bool invalidates; /* ex is the STag to invalidate */
 	bool immediate; /* ex is the immediate data (RFC 7306) */
 	bool atomic; /* RFC 7306 atomic: wr.atomic, one 8-byte SGE */
+	bool local; /* local operation: no data, no SGEs */
+	bool bind; /* memory window bind: wr.bind_mw */
 };
 
 constexpr std::array kSendOpcodes{
 	SendOpcode{IBV_WR_SEND, IB_UVERBS_WR_SEND, true, false, false, false,
-		   false},
-	SendOpcode{IBV_WR_SEND_WITH_INV, IB_UVERBS_WR_SEND_WITH_INV, false,
-		   false, true, false, false},
-	SendOpcode{IBV_WR_RDMA_WRITE, IB_UVERBS_WR_RDMA_WRITE, true, true,
 		   false, false, false},
+	SendOpcode{IBV_WR_SEND_WITH_INV, IB_UVERBS_WR_SEND_WITH_INV, false,
+		   false, true, false, false, false, false},
+	SendOpcode{IBV_WR_RDMA_WRITE, IB_UVERBS_WR_RDMA_WRITE, true, true,
+		   false, false, false, false, false},
 	SendOpcode{IBV_WR_RDMA_WRITE_WITH_IMM,
 		   IB_UVERBS_WR_RDMA_WRITE_WITH_IMM, true, true, false, true,
-		   false},
-	SendOpcode{IBV_WR_RDMA_READ, IB_UVERBS_WR_RDMA_READ, false, true,
 		   false, false, false},
+	SendOpcode{IBV_WR_RDMA_READ, IB_UVERBS_WR_RDMA_READ, false, true,
+		   false, false, false, false, false},
 	SendOpcode{IBV_WR_ATOMIC_CMP_AND_SWP,
 		   IB_UVERBS_WR_ATOMIC_CMP_AND_SWP, false, false, false, false,
-		   true},
+		   true, false, false},
 	SendOpcode{IBV_WR_ATOMIC_FETCH_AND_ADD,
 		   IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD, false, false, false,
-		   false, true},
+		   false, true, false, false},
+	SendOpcode{IBV_WR_LOCAL_INV, IB_UVERBS_WR_LOCAL_INV, false, false,
+		   true, false, false, true, false},
+	SendOpcode{IBV_WR_BIND_MW, IB_UVERBS_WR_BIND_MW, false, false, false,
+		   false, false, true, true},
 };
 
 /* The verbs' numbering and the kernel's agree; xiw relies on neither. */
@@ -210,6 +216,9 @@ const SendOpcode *begin(const WrHead &head, const SendLimits &limits,
 int put_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
 	     const SendOpcode &op, xiw_sqe &sqe) noexcept
 {
+	if (op.local) {
+		return sges.empty() ? 0 : EINVAL;
+	}
 	if (sges.size() > limits.max_sge || sges.size() > XIW_MAX_SGE) {
 		return EINVAL;
 	}
@@ -223,6 +232,23 @@ int put_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
 }
 
 } // namespace
+
+int set_sqe_bind(const ibv_mw *mw, std::uint32_t rkey,
+		 const ibv_mw_bind_info &info, xiw_sqe &sqe) noexcept
+{
+	if (sqe.opcode != IB_UVERBS_WR_BIND_MW || mw == nullptr ||
+	    (info.length != 0 && info.mr == nullptr)) {
+		return EINVAL;
+	}
+	sqe.ex = mw->rkey;
+	sqe.rkey = rkey;
+	sqe.raddr = info.addr;
+	sqe.compare_add = info.length;
+	sqe.mw_lkey = info.mr != nullptr ? info.mr->lkey : 0;
+	/* IBV_ACCESS_* are the kernel's IB_UVERBS_ACCESS_* values. */
+	sqe.mw_access = info.mw_access_flags;
+	return 0;
+}
 
 int begin_sqe(const WrHead &head, const SendLimits &limits,
 	      xiw_sqe &sqe) noexcept
@@ -269,6 +295,13 @@ int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
 	const SendOpcode &op = *found;
 	// The opcode says which member of each verbs union is meant.
 	// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access)
+	if (op.bind) {
+		if (wr.num_sge != 0) {
+			return EINVAL;
+		}
+		return set_sqe_bind(wr.bind_mw.mw, wr.bind_mw.rkey,
+				    wr.bind_mw.bind_info, sqe);
+	}
 	if (op.invalidates) {
 		sqe.ex = wr.invalidate_rkey;
 	}

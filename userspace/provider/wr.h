@@ -36,11 +36,12 @@ struct SendLimits {
  * Fills sqe (all of it, flags without XIW_SLOT_VALID) from a send work
  * request. Returns 0, or EINVAL if xiw cannot carry the request: an opcode
  * other than SEND, SEND_WITH_INV, RDMA_WRITE, RDMA_WRITE_WITH_IMM,
- * RDMA_READ, ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD, more SGEs than
- * limits allow, an atomic without exactly one 8-byte SGE, IBV_SEND_INLINE
- * on another opcode than SEND or an RDMA Write or with more than
- * limits.max_inline bytes. With IBV_SEND_INLINE the data is copied from the SGEs' addresses
- * now.
+ * RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, LOCAL_INV and
+ * BIND_MW, more SGEs than limits allow, an atomic without exactly one
+ * 8-byte SGE, a LOCAL_INV or BIND_MW with any, a BIND_MW without a window
+ * or with a length and no MR, IBV_SEND_INLINE on another opcode than SEND
+ * or an RDMA Write or with more than limits.max_inline bytes. With
+ * IBV_SEND_INLINE the data is copied from the SGEs' addresses now.
  */
 int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
 	      xiw_sqe &sqe) noexcept;
@@ -59,6 +60,14 @@ struct WrHead {
 };
 int begin_sqe(const WrHead &head, const SendLimits &limits,
 	      xiw_sqe &sqe) noexcept;
+
+/*
+ * What a BIND_MW SQE begun by begin_sqe() binds: window mw, to get STag
+ * rkey, over info (rdma/xiw-abi.h says where each goes). EINVAL, sqe
+ * unchanged, for another opcode, no window, or a length without an MR.
+ */
+int set_sqe_bind(const ibv_mw *mw, std::uint32_t rkey,
+		 const ibv_mw_bind_info &info, xiw_sqe &sqe) noexcept;
 
 /*
  * Give sqe its data, replacing what it had: an SGE list (EINVAL if longer

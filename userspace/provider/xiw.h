@@ -138,6 +138,15 @@ int rereg_mr(verbs_mr *vmr, int flags, ibv_pd *pd, void *addr,
 	     std::size_t length, int access) noexcept;
 int dereg_mr(verbs_mr *vmr) noexcept;
 
+/*
+ * Memory windows (mr.cpp). The kernel allocates them; a type 1 window is
+ * bound by a BIND_MW request on the QP's send queue, which bind_mw()
+ * posts, giving the window the next key of its STag.
+ */
+ibv_mw *alloc_mw(ibv_pd *pd, ibv_mw_type type) noexcept;
+int dealloc_mw(ibv_mw *mw) noexcept;
+int bind_mw(ibv_qp *qp, ibv_mw *mw, ibv_mw_bind *mw_bind) noexcept;
+
 /* ---- cq.cpp: completion queues ------------------------------------------- */
 
 /*
@@ -307,7 +316,8 @@ constexpr std::uint64_t kSendOpsFlags =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 	IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |
+	IBV_QP_EX_WITH_BIND_MW;
 
 /* Points qpx's ibv_wr_*() members at xiw's (qp_ex.cpp). */
 void set_wr_ops(ibv_qp_ex &qpx) noexcept;

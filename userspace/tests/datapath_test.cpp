@@ -255,8 +255,7 @@ TEST_F(DataPath, PostSendRefusesWhatXiwCannotCarry)
 
 	std::vector<ibv_send_wr> refused;
 	for (const ibv_wr_opcode opcode :
-	     {IBV_WR_SEND_WITH_IMM, IBV_WR_LOCAL_INV, IBV_WR_BIND_MW,
-	      IBV_WR_TSO}) {
+	     {IBV_WR_SEND_WITH_IMM, IBV_WR_BIND_MW, IBV_WR_TSO}) {
 		refused.push_back(send_wr(1, opcode));
 	}
 	ibv_send_wr too_many = send_wr(2); /* the QP has max_send_sge 2 */
@@ -304,9 +303,103 @@ TEST_F(DataPath, PostSendTakesTheInlineLimitTheKernelGranted)
 	EXPECT_EQ(ibv_post_send(other_qp_, &wr, &bad), 0);
 }
 
+/* ---- memory windows ------------------------------------------------- */
+
+TEST_F(DataPath, AType1WindowBindsThroughTheSendQueueWithTheNextKey)
+{
+	std::array<char, 64> buf{};
+	ibv_mr *mr = ibv_reg_mr(pd_, buf.data(), buf.size(),
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	ASSERT_NE(mr, nullptr) << std::strerror(errno);
+	ibv_mw *mw = ibv_alloc_mw(pd_, IBV_MW_TYPE_1);
+	ASSERT_NE(mw, nullptr) << std::strerror(errno);
+	ASSERT_EQ(kernel.mws.count(mw->handle), 1U);
+	EXPECT_EQ(kernel.mws.at(mw->handle).type, IBV_MW_TYPE_1);
+	EXPECT_EQ(kernel.mws.at(mw->handle).pd_handle, pd_->handle);
+	const std::uint32_t first = mw->rkey;
+	EXPECT_EQ(first, kernel.mws.at(mw->handle).rkey);
+
+	ibv_mw_bind bind{};
+	bind.wr_id = 7;
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_info = {mr, address_of(buf.data()) + 8, 16,
+			  IBV_ACCESS_REMOTE_WRITE};
+	ASSERT_EQ(ibv_bind_mw(qp_, mw, &bind), 0);
+	EXPECT_EQ(mw->rkey, ibv_inc_rkey(first));
+	EXPECT_EQ(mw->rkey >> 8, first >> 8) << "the index is the window's";
+	const xiw_sqe &sqe = sq().slot<xiw_sqe>(0);
+	EXPECT_EQ(sq().flags<xiw_sqe>(0), XIW_SLOT_VALID | XIW_WQE_SIGNALED);
+	EXPECT_EQ(sqe.opcode, IB_UVERBS_WR_BIND_MW);
+	EXPECT_EQ(sqe.wr_id, 7U);
+	EXPECT_EQ(sqe.ex, first);
+	EXPECT_EQ(sqe.rkey, mw->rkey);
+	EXPECT_EQ(sqe.raddr, address_of(buf.data()) + 8);
+	EXPECT_EQ(sqe.compare_add, 16U);
+	EXPECT_EQ(sqe.mw_lkey, mr->lkey);
+	EXPECT_EQ(sqe.mw_access,
+		  static_cast<std::uint32_t>(IB_UVERBS_ACCESS_REMOTE_WRITE));
+	EXPECT_EQ(kernel.doorbells.size(), 1U);
+
+	/* A second bind names the window by the key the first gave it. */
+	ASSERT_EQ(ibv_bind_mw(qp_, mw, &bind), 0);
+	EXPECT_EQ(sq().slot<xiw_sqe>(1).ex, ibv_inc_rkey(first));
+
+	EXPECT_EQ(ibv_dealloc_mw(mw), 0);
+	EXPECT_TRUE(kernel.mws.empty());
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
+}
+
+TEST_F(DataPath, WindowCallsTheProviderRefusesChangeNothing)
+{
+	std::array<char, 64> buf{};
+	ibv_mr *mr = ibv_reg_mr(pd_, buf.data(), buf.size(),
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	ASSERT_NE(mr, nullptr) << std::strerror(errno);
+	ibv_pd *other_pd = ibv_alloc_pd(ctx_);
+	ASSERT_NE(other_pd, nullptr) << std::strerror(errno);
+	ibv_mr *other_mr = ibv_reg_mr(other_pd, buf.data(), buf.size(),
+				      IBV_ACCESS_MW_BIND);
+	ASSERT_NE(other_mr, nullptr) << std::strerror(errno);
+	ibv_mw *mw2 = ibv_alloc_mw(pd_, IBV_MW_TYPE_2);
+	ASSERT_NE(mw2, nullptr) << std::strerror(errno);
+	ibv_mw *mw1 = ibv_alloc_mw(pd_, IBV_MW_TYPE_1);
+	ASSERT_NE(mw1, nullptr) << std::strerror(errno);
+	const std::uint32_t key1 = mw1->rkey;
+
+	ibv_mw_bind bind{};
+	bind.bind_info = {mr, address_of(buf.data()), 8,
+			  IBV_ACCESS_REMOTE_READ};
+	EXPECT_EQ(ibv_bind_mw(qp_, mw2, &bind), EINVAL)
+		<< "type 2 binds by IBV_WR_BIND_MW";
+	bind.bind_info.mr = other_mr;
+	/* libibverbs checks this one itself, with EPERM. */
+	EXPECT_EQ(ibv_bind_mw(qp_, mw1, &bind), EPERM) << "another PD";
+	bind.bind_info.mr = nullptr;
+	EXPECT_EQ(ibv_bind_mw(qp_, mw1, &bind), EINVAL) << "a length, no MR";
+	EXPECT_EQ(mw1->rkey, key1);
+	EXPECT_EQ(sq().flags<xiw_sqe>(0), 0U) << "a refused bind was posted";
+	EXPECT_TRUE(kernel.doorbells.empty());
+
+	/* The kernel refuses: the application still has what it had. */
+	kernel.destroy_errno = EBUSY;
+	EXPECT_EQ(ibv_dealloc_mw(mw1), EBUSY);
+	kernel.destroy_errno = 0;
+	EXPECT_EQ(ibv_dealloc_mw(mw1), 0);
+	kernel.create_errno = ENOMEM;
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_mw(pd_, IBV_MW_TYPE_1), nullptr);
+	EXPECT_EQ(errno, ENOMEM);
+	kernel.create_errno = 0;
+
+	EXPECT_EQ(ibv_dealloc_mw(mw2), 0);
+	EXPECT_EQ(ibv_dereg_mr(other_mr), 0);
+	EXPECT_EQ(ibv_dealloc_pd(other_pd), 0);
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
+}
+
 TEST_F(DataPath, PostSendKeepsTheRequestsBeforeABadOne)
 {
-	std::array<ibv_send_wr, 3> wrs{send_wr(1), send_wr(2, IBV_WR_LOCAL_INV),
+	std::array<ibv_send_wr, 3> wrs{send_wr(1), send_wr(2, IBV_WR_TSO),
 				       send_wr(3)};
 	ibv_send_wr *bad = nullptr;
 

@@ -701,6 +701,44 @@ ssize_t dereg_mr(const Command &cmd)
 	return 0;
 }
 
+/* ---- MW ---------------------------------------------------------------- */
+
+ssize_t alloc_mw(const Command &cmd)
+{
+	ib_uverbs_alloc_mw req{};
+	ib_uverbs_alloc_mw_resp resp{};
+
+	if (!read_req(cmd, req)) {
+		return fail(EINVAL);
+	}
+	if (kernel.create_errno != 0) {
+		return fail(kernel.create_errno);
+	}
+	const std::uint32_t handle = kernel.next_handle++;
+
+	resp.mw_handle = handle;
+	resp.rkey = (handle << 8) | 0x5a;
+	kernel.mws[handle] = FakeMw{req.pd_handle, req.mw_type, resp.rkey};
+	put_response(cmd, &resp, sizeof(resp));
+	return 0;
+}
+
+ssize_t dealloc_mw(const Command &cmd)
+{
+	ib_uverbs_dealloc_mw req{};
+
+	if (!read_req(cmd, req)) {
+		return fail(EINVAL);
+	}
+	if (kernel.destroy_errno != 0) {
+		return fail(kernel.destroy_errno);
+	}
+	if (kernel.mws.erase(req.mw_handle) == 0) {
+		return fail(EINVAL);
+	}
+	return 0;
+}
+
 /* Returns 0 or -1 with errno set, as each handler does. */
 ssize_t dispatch(const Command &cmd)
 {
@@ -750,6 +788,10 @@ ssize_t dispatch(const Command &cmd)
 		return reg_mr(cmd);
 	case IB_USER_VERBS_CMD_DEREG_MR:
 		return dereg_mr(cmd);
+	case IB_USER_VERBS_CMD_ALLOC_MW:
+		return alloc_mw(cmd);
+	case IB_USER_VERBS_CMD_DEALLOC_MW:
+		return dealloc_mw(cmd);
 	default:
 		return fail(EOPNOTSUPP);
 	}

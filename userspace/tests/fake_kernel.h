@@ -177,6 +177,12 @@ struct FakeMr {
 	std::uint32_t rkey;
 };
 
+struct FakeMw {
+	std::uint32_t pd_handle;
+	std::uint8_t type;
+	std::uint32_t rkey;
+};
+
 /* A mapping the provider made of a fake ring, not unmapped yet. */
 struct UserMapping {
 	void *addr;
@@ -202,8 +208,9 @@ struct FakeKernel {
 	std::vector<SeenCommand> seen;
 
 	/* Failures to inject, errno values or 0. */
-	int create_errno = 0; /* CREATE_CQ, CREATE_QP, CREATE_SRQ, REG_MR */
-	int destroy_errno = 0; /* DESTROY_CQ/QP/SRQ, DEREG_MR */
+	/* CREATE_CQ, CREATE_QP, CREATE_SRQ, REG_MR, ALLOC_MW */
+	int create_errno = 0;
+	int destroy_errno = 0; /* DESTROY_CQ/QP/SRQ, DEREG_MR, DEALLOC_MW */
 	int doorbell_errno = 0; /* POST_SEND, POST_RECV */
 	int mmap_errno = 0;
 	int resize_errno = 0; /* RESIZE_CQ */
@@ -219,6 +226,7 @@ struct FakeKernel {
 	std::map<std::uint32_t, FakeQp> qps;
 	std::map<std::uint32_t, FakeSrq> srqs;
 	std::map<std::uint32_t, FakeMr> mrs;
+	std::map<std::uint32_t, FakeMw> mws;
 	std::uint32_t next_handle = 100;
 	std::uint64_t next_key = 0x100000;
 	std::vector<std::unique_ptr<FakeRing>> rings;

@@ -211,16 +211,6 @@ TEST_F(QpEx, RefusesWhatXiwCannotServe)
 			     a.send_ops_flags |= IBV_QP_EX_WITH_SEND_WITH_IMM;
 		     },
 		     EOPNOTSUPP},
-		Case{"local invalidate",
-		     [](ibv_qp_init_attr_ex &a) {
-			     a.send_ops_flags = IBV_QP_EX_WITH_LOCAL_INV;
-		     },
-		     EOPNOTSUPP},
-		Case{"memory window binds",
-		     [](ibv_qp_init_attr_ex &a) {
-			     a.send_ops_flags = IBV_QP_EX_WITH_BIND_MW;
-		     },
-		     EOPNOTSUPP},
 		Case{"TSO",
 		     [](ibv_qp_init_attr_ex &a) {
 			     a.send_ops_flags = IBV_QP_EX_WITH_TSO;
@@ -562,12 +552,31 @@ TEST_F(QpEx, AnErrorAnywhereDropsTheWholeBatch)
 			 ibv_wr_set_inline_data(q, data.data(), 8);
 		 },
 		 EINVAL},
-		{"local invalidate",
-		 [](ibv_qp_ex *q) { ibv_wr_local_inv(q, 1); },
-		 EOPNOTSUPP},
-		{"a window bind",
-		 [](ibv_qp_ex *q) { ibv_wr_bind_mw(q, nullptr, 1, nullptr); },
-		 EOPNOTSUPP},
+		{"a window bind without a window",
+		 [](ibv_qp_ex *q) {
+			 const ibv_mw_bind_info info{};
+			 ibv_wr_bind_mw(q, nullptr, 1, &info);
+		 },
+		 EINVAL},
+		{"a window bind without bind information",
+		 [](ibv_qp_ex *q) {
+			 ibv_mw mw{};
+			 ibv_wr_bind_mw(q, &mw, 1, nullptr);
+		 },
+		 EINVAL},
+		{"a window bind with a length and no MR",
+		 [](ibv_qp_ex *q) {
+			 ibv_mw mw{};
+			 const ibv_mw_bind_info info{nullptr, 0x1000, 8, 0};
+			 ibv_wr_bind_mw(q, &mw, 1, &info);
+		 },
+		 EINVAL},
+		{"an SGE for a local invalidate",
+		 [](ibv_qp_ex *q) {
+			 ibv_wr_local_inv(q, 1);
+			 ibv_wr_set_sge(q, 1, 0x1000, 8);
+		 },
+		 EINVAL},
 		{"TSO",
 		 [](ibv_qp_ex *q) { ibv_wr_send_tso(q, nullptr, 0, 0); },
 		 EOPNOTSUPP},
@@ -583,7 +592,7 @@ TEST_F(QpEx, AnErrorAnywhereDropsTheWholeBatch)
 		 EINVAL},
 		{"setters after a failed builder",
 		 [&](ibv_qp_ex *q) {
-			 ibv_wr_local_inv(q, 1);
+			 ibv_wr_send_tso(q, nullptr, 0, 0);
 			 ibv_wr_set_inline_data(q, data.data(), 3);
 			 ibv_wr_set_sge(q, 1, 2, 3);
 		 },

@@ -116,12 +116,76 @@ TEST(BuildSqe, WriteWithImmediateCarriesTheValueAsPosted)
 	EXPECT_EQ(sqe.raddr, 0xfeed0000U);
 }
 
+TEST(BuildSqe, LocalInvalidateCarriesTheStagAndNoData)
+{
+	ibv_send_wr wr = send_wr(IBV_WR_LOCAL_INV, {});
+	wr.invalidate_rkey = 0x123456;
+	xiw_sqe sqe{};
+
+	ASSERT_EQ(xiw::build_sqe(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.opcode, IB_UVERBS_WR_LOCAL_INV);
+	EXPECT_EQ(sqe.ex, 0x123456U);
+	EXPECT_EQ(sqe.num_sge, 0);
+
+	ibv_sge sge{0x1000, 8, 1};
+	wr = send_wr(IBV_WR_LOCAL_INV, {&sge, 1});
+	EXPECT_EQ(xiw::build_sqe(wr, kLimits, sqe), EINVAL);
+}
+
+TEST(BuildSqe, AWindowBindCarriesWindowMrRangeAndRights)
+{
+	ibv_mr mr{};
+	ibv_mw mw{};
+	mr.lkey = 0x4411;
+	mw.rkey = 0x2233;
+	ibv_send_wr wr = send_wr(IBV_WR_BIND_MW, {});
+	wr.bind_mw.mw = &mw;
+	wr.bind_mw.rkey = 0x2234;
+	wr.bind_mw.bind_info = {&mr, 0x7000, 0x1000000000ULL,
+				IBV_ACCESS_REMOTE_READ |
+					IBV_ACCESS_REMOTE_WRITE};
+	xiw_sqe sqe{};
+
+	ASSERT_EQ(xiw::build_sqe(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.opcode, IB_UVERBS_WR_BIND_MW);
+	EXPECT_EQ(sqe.ex, 0x2233U);
+	EXPECT_EQ(sqe.rkey, 0x2234U);
+	EXPECT_EQ(sqe.raddr, 0x7000U);
+	EXPECT_EQ(sqe.compare_add, 0x1000000000ULL);
+	EXPECT_EQ(sqe.mw_lkey, 0x4411U);
+	EXPECT_EQ(sqe.mw_access, static_cast<std::uint32_t>(
+					 IB_UVERBS_ACCESS_REMOTE_READ |
+					 IB_UVERBS_ACCESS_REMOTE_WRITE));
+	EXPECT_EQ(sqe.num_sge, 0);
+
+	/* A type 1 unbind: no length, no MR. */
+	wr.bind_mw.bind_info = {nullptr, 0, 0, 0};
+	ASSERT_EQ(xiw::build_sqe(wr, kLimits, sqe), 0);
+	EXPECT_EQ(sqe.mw_lkey, 0U);
+	EXPECT_EQ(sqe.compare_add, 0U);
+}
+
+TEST(BuildSqe, RefusesAWindowBindItCannotName)
+{
+	ibv_mw mw{};
+	ibv_sge sge{0x1000, 8, 1};
+	ibv_send_wr wr = send_wr(IBV_WR_BIND_MW, {});
+	xiw_sqe sqe{};
+
+	EXPECT_EQ(xiw::build_sqe(wr, kLimits, sqe), EINVAL) << "no window";
+	wr.bind_mw.mw = &mw;
+	wr.bind_mw.bind_info = {nullptr, 0x1000, 8, 0};
+	EXPECT_EQ(xiw::build_sqe(wr, kLimits, sqe), EINVAL)
+		<< "a length and no MR";
+	wr = send_wr(IBV_WR_BIND_MW, {&sge, 1});
+	wr.bind_mw.mw = &mw;
+	EXPECT_EQ(xiw::build_sqe(wr, kLimits, sqe), EINVAL) << "an SGE";
+}
+
 TEST(BuildSqe, RefusesOpcodesXiwDoesNotCarryYet)
 {
 	const std::array refused{
 		IBV_WR_SEND_WITH_IMM,
-		IBV_WR_LOCAL_INV,
-		IBV_WR_BIND_MW,
 		IBV_WR_TSO,
 		IBV_WR_DRIVER1,
 		IBV_WR_ATOMIC_WRITE,
