@@ -116,6 +116,7 @@ static int xf_res_count(const char *kind)
 
 enum xf_op {
 	XF_REG_MR,
+	XF_ALLOC_MW,
 	XF_CREATE_QP,
 	XF_CREATE_CQ,
 	XF_RESIZE_CQ,
@@ -147,6 +148,9 @@ XF_SITE(mr, XF_REG_MR);
 XF_SITE(mr_id, XF_REG_MR);
 XF_SITE(mr_umem, XF_REG_MR);
 XF_SITE(mr_pages, XF_REG_MR);
+XF_SITE(mw, XF_ALLOC_MW);
+/* A window's STag index comes from the MRs' table. */
+FIXTURE_VARIANT_ADD(site, mw_id) { .site = "mr_id", .op = XF_ALLOC_MW };
 XF_SITE(qp_sq_pend, XF_CREATE_QP);
 XF_SITE(qp_id, XF_CREATE_QP);
 XF_SITE(rx, XF_CREATE_QP);
@@ -271,6 +275,18 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 		mr = ibv_reg_mr(pd, buf, 1 << 20, IBV_ACCESS_LOCAL_WRITE);
 		ASSERT_NE(NULL, mr) TH_LOG("after: %s", strerror(errno));
 		ibv_dereg_mr(mr);
+		break;
+	}
+	case XF_ALLOC_MW: {
+		struct ibv_mw *mw;
+
+		ASSERT_EQ(0, xf_arm(variant->site));
+		mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		xf_disarm();
+		ASSERT_EQ(NULL, mw);
+		mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		ASSERT_NE(NULL, mw) TH_LOG("after: %s", strerror(errno));
+		ibv_dealloc_mw(mw);
 		break;
 	}
 	case XF_CREATE_QP: {
@@ -475,6 +491,11 @@ FIXTURE_VARIANT_ADD(nth, create_cq) { .op = XF_CREATE_CQ, .kind = "cq" };
 FIXTURE_VARIANT_ADD(nth, resize_cq) { .op = XF_RESIZE_CQ, .kind = "cq" };
 FIXTURE_VARIANT_ADD(nth, create_srq) { .op = XF_CREATE_SRQ, .kind = "srq" };
 FIXTURE_VARIANT_ADD(nth, reg_mr) { .op = XF_REG_MR, .kind = "mr" };
+/*
+ * rdma res shows no windows: a window left behind by a failed call is
+ * kmemleak's to find (run_vm.sh's kernel checks after the program).
+ */
+FIXTURE_VARIANT_ADD(nth, alloc_mw) { .op = XF_ALLOC_MW, .kind = NULL };
 
 FIXTURE_SETUP(nth)
 {
@@ -552,6 +573,11 @@ static int xf_verb(FIXTURE_DATA(nth) *self, enum xf_op op)
 
 		return s ? ibv_destroy_srq(s) : -1;
 	}
+	case XF_ALLOC_MW: {
+		struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
+
+		return mw ? ibv_dealloc_mw(mw) : -1;
+	}
 	default: {
 		struct ibv_mr *mr = ibv_reg_mr(self->pd, self->buf, 1 << 20,
 					       IBV_ACCESS_LOCAL_WRITE);
@@ -568,7 +594,7 @@ TEST_F_TIMEOUT(nth, every_allocation_of_the_call, 600)
 
 	if (!self->have)
 		SKIP(return, "no fail-nth or failslab (a kernel without fault injection)");
-	n0 = xf_res_count(variant->kind);
+	n0 = variant->kind ? xf_res_count(variant->kind) : 0;
 	for (n = 1; n < 1000; n++) {
 		ASSERT_EQ(0, xf_nth_set(n));
 		rv = xf_verb(self, variant->op);
@@ -580,8 +606,10 @@ TEST_F_TIMEOUT(nth, every_allocation_of_the_call, 600)
 		/* A fault may be absorbed (a fallback): then it succeeds. */
 		if (rv)
 			failures++;
-		ASSERT_EQ(n0, xf_res_count(variant->kind))
-			TH_LOG("%s objects left after failing at %d", variant->kind, n);
+		if (variant->kind)
+			ASSERT_EQ(n0, xf_res_count(variant->kind))
+				TH_LOG("%s objects left after failing at %d",
+				       variant->kind, n);
 	}
 	TH_LOG("%d allocations in the call, %d of them fatal", n - 1, failures);
 	ASSERT_LT(1, n);

@@ -1396,6 +1396,526 @@ TEST_F(atomic, unknown_stag_refused)
 }
 
 /*
+ * ---- Memory windows (MW-01..05) ----
+ * The server registers its buffer for window binding only (no remote
+ * rights of its own) and hands the client a window on its second page;
+ * the client reaches the buffer through the window alone.
+ */
+#define XW_PAGE		4096
+
+FIXTURE(mw) {
+	struct xr_link link;
+	struct xr_net net;
+	struct xr_pair p;
+	struct xr_side *c, *s;
+	struct ibv_mr *mr;	/* the server's buffer, for binding */
+	struct ibv_mw *mw;
+};
+
+FIXTURE_SETUP(mw)
+{
+	struct xr_opts o = { .buflen = 4 * XW_PAGE, .wr = 16, .sge = 1,
+			     .rd_atom = 4 };
+	char why[320];
+
+	if (xr_is_siw())
+		XSKIP_SETUP("siw has no memory windows");
+	ASSERT_EQ(0, open_pairs(&self->link, &self->net, &self->p, 1, &o,
+				why, sizeof(why))) TH_LOG("%s", why);
+	self->c = &self->p.cli;
+	self->s = &self->p.srv;
+	self->mr = ibv_reg_mr(self->s->pd, self->s->buf, 4 * XW_PAGE,
+			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	ASSERT_NE(NULL, self->mr) TH_LOG("ibv_reg_mr: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(mw)
+{
+	if (self->mw)
+		ibv_dealloc_mw(self->mw);
+	if (self->mr)
+		ibv_dereg_mr(self->mr);
+	xr_pairs_fini(&self->p, 1);
+	xr_net_fini(&self->net);
+}
+
+/* The server's buffer at offset off, as an address the peer names. */
+static uint64_t xw_at(FIXTURE_DATA(mw) *self, size_t off)
+{
+	return (uintptr_t)(self->s->buf + off);
+}
+
+/* Bind info for [off, off + len) of the server's buffer. */
+static struct ibv_mw_bind_info xw_info(FIXTURE_DATA(mw) *self, size_t off,
+				       size_t len, unsigned int access)
+{
+	struct ibv_mw_bind_info i = {
+		.mr = self->mr, .addr = xw_at(self, off), .length = len,
+		.mw_access_flags = access,
+	};
+
+	return i;
+}
+
+/* The server's next completion: wr_id, opcode and status as given. */
+static void xw_wc(struct __test_metadata *_metadata, struct xr_side *side,
+		  uint64_t wr_id, enum ibv_wc_opcode op,
+		  enum ibv_wc_status status)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(1, xr_poll(side->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(status, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_EQ(wr_id, wc.wr_id);
+	if (status == IBV_WC_SUCCESS)
+		ASSERT_EQ(op, wc.opcode) TH_LOG("%s", xr_wc_str(&wc));
+}
+
+/* ibv_bind_mw() of a type 1 window, and its completion's status. */
+static void xw_bind1(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(mw) *self, struct ibv_mw_bind_info info,
+		     enum ibv_wc_status want)
+{
+	struct ibv_mw_bind b = {
+		.wr_id = 0xb1, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = info,
+	};
+
+	ASSERT_EQ(0, ibv_bind_mw(self->s->qp, self->mw, &b));
+	xw_wc(_metadata, self->s, 0xb1, IBV_WC_BIND_MW, want);
+}
+
+/* IBV_WR_BIND_MW of a type 2 window to the next key; its status. */
+static void xw_bind2(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(mw) *self, struct ibv_mw_bind_info info,
+		     enum ibv_wc_status want)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 0xb2, .opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad = NULL;
+
+	wr.bind_mw.mw = self->mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(self->mw->rkey);
+	wr.bind_mw.bind_info = info;
+	ASSERT_EQ(0, ibv_post_send(self->s->qp, &wr, &bad));
+	xw_wc(_metadata, self->s, 0xb2, IBV_WC_BIND_MW, want);
+	if (want == IBV_WC_SUCCESS)
+		self->mw->rkey = wr.bind_mw.rkey;
+}
+
+/* The client Reads len bytes at raddr of rkey into its buffer. */
+static void xw_read(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(mw) *self, uint32_t rkey, uint64_t raddr,
+		    size_t len, enum ibv_wc_status want)
+{
+	struct ibv_sge g = xr_sge(self->c, 0, len);
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, xr_send_sgl(self->c, IBV_WR_RDMA_READ, 0x4ead, &g, 1,
+				 IBV_SEND_SIGNALED, raddr, rkey));
+	ASSERT_EQ(1, xr_poll(self->c->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(want, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+}
+
+/*
+ * The client Writes len bytes at raddr of rkey; a Write completes once
+ * sent, so a refusal shows as the Read after it failing (the Terminate
+ * ended the connection).
+ */
+static void xw_write(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(mw) *self, uint32_t rkey, uint64_t raddr,
+		     size_t len, bool refused)
+{
+	struct ibv_sge g = xr_sge(self->c, 0, len);
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, xr_send_sgl(self->c, IBV_WR_RDMA_WRITE, 0x1417e, &g, 1,
+				 IBV_SEND_SIGNALED, raddr, rkey));
+	ASSERT_EQ(1, xr_poll(self->c->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	if (!refused)
+		return;
+	ASSERT_EQ(0, xr_post(self->c, IBV_WR_RDMA_READ, 0x4eae, 0, 1, 0,
+			     self->s, 0));
+	ASSERT_EQ(1, xr_poll(self->c->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_NE(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+}
+
+static void xw_alloc(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(mw) *self, enum ibv_mw_type type)
+{
+	struct ibv_device_attr a;
+
+	ASSERT_EQ(0, ibv_query_device(self->s->id->verbs, &a));
+	ASSERT_NE(0, a.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+	ASSERT_NE(0, a.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+	ASSERT_LT(0, a.max_mw);
+	self->mw = ibv_alloc_mw(self->s->pd, type);
+	ASSERT_NE(NULL, self->mw) TH_LOG("ibv_alloc_mw: %s", strerror(errno));
+	ASSERT_EQ(type, self->mw->type);
+}
+
+/*
+ * Type 1: the window grants what it says over its range, Reads, Writes
+ * and atomics, though the MR grants no remote access at all; a rebind
+ * moves it (the old key is refused from then on, see the next test).
+ */
+TEST_F(mw, type1_window_grants_its_range)
+{
+	uint64_t *word = (uint64_t *)(self->s->buf + XW_PAGE + 8);
+	uint32_t key0;
+
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	key0 = self->mw->rkey;
+	xw_bind1(_metadata, self,
+		 xw_info(self, XW_PAGE, XW_PAGE,
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_ATOMIC), IBV_WC_SUCCESS);
+	ASSERT_EQ(ibv_inc_rkey(key0), self->mw->rkey);
+	xr_fill(self->c->buf, XW_PAGE, 11);
+	xw_write(_metadata, self, self->mw->rkey, xw_at(self, XW_PAGE),
+		 XW_PAGE, false);
+	memset(self->c->buf, 0, XW_PAGE);
+	xw_read(_metadata, self, self->mw->rkey, xw_at(self, XW_PAGE),
+		XW_PAGE, IBV_WC_SUCCESS);
+	ASSERT_EQ(-1, xr_check(self->c->buf, XW_PAGE, 11));
+	ASSERT_EQ(-1, xr_check(self->s->buf + XW_PAGE, XW_PAGE, 11));
+
+	*word = 40;
+	ASSERT_EQ(0, xr_atomic(self->c, IBV_WR_ATOMIC_FETCH_AND_ADD, 0xa7, 0,
+			       self->mw->rkey, (uintptr_t)word, 2, 0));
+	xw_wc(_metadata, self->c, 0xa7, IBV_WC_FETCH_ADD, IBV_WC_SUCCESS);
+	EXPECT_EQ(40, *(uint64_t *)self->c->buf);
+	EXPECT_EQ(42, *word);
+
+	/* Rebound to the third page, read-only: there it reads. */
+	xr_fill(self->s->buf + 2 * XW_PAGE, XW_PAGE, 12);
+	xw_bind1(_metadata, self,
+		 xw_info(self, 2 * XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	xw_read(_metadata, self, self->mw->rkey, xw_at(self, 2 * XW_PAGE),
+		XW_PAGE, IBV_WC_SUCCESS);
+	ASSERT_EQ(-1, xr_check(self->c->buf, XW_PAGE, 12));
+}
+
+/* RFC 5040 section 6.1: a rebind gives a new STag; the old one is dead. */
+TEST_F(mw, type1_old_key_refused_after_rebind)
+{
+	uint32_t old;
+
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	xw_bind1(_metadata, self,
+		 xw_info(self, XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	old = self->mw->rkey;
+	xw_bind1(_metadata, self,
+		 xw_info(self, XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	ASSERT_NE(old, self->mw->rkey);
+	xw_read(_metadata, self, old, xw_at(self, XW_PAGE), 8,
+		IBV_WC_REM_ACCESS_ERR);
+}
+
+/* A zero-length bind unbinds a type 1 window. */
+TEST_F(mw, type1_unbind_refuses_access)
+{
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	xw_bind1(_metadata, self,
+		 xw_info(self, XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	xw_bind1(_metadata, self, (struct ibv_mw_bind_info){ 0 },
+		 IBV_WC_SUCCESS);
+	xw_read(_metadata, self, self->mw->rkey, xw_at(self, XW_PAGE), 8,
+		IBV_WC_REM_ACCESS_ERR);
+}
+
+/* One byte past the window, though inside the MR. */
+TEST_F(mw, access_outside_window_refused)
+{
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	xw_bind1(_metadata, self,
+		 xw_info(self, XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	xw_read(_metadata, self, self->mw->rkey, xw_at(self, 2 * XW_PAGE - 7),
+		8, IBV_WC_REM_ACCESS_ERR);
+}
+
+/* The window's rights, not the MR's: a read-only window refuses Writes. */
+TEST_F(mw, write_into_read_only_window_refused)
+{
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	xw_bind1(_metadata, self,
+		 xw_info(self, XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	memset(self->s->buf + XW_PAGE, 0x5a, 64);
+	xr_fill(self->c->buf, 64, 13);
+	xw_write(_metadata, self, self->mw->rkey, xw_at(self, XW_PAGE), 64,
+		 true);
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aULL, *(uint64_t *)(self->s->buf + XW_PAGE));
+}
+
+/* A window is an rkey, never an lkey. */
+TEST_F(mw, window_as_lkey_refused)
+{
+	struct ibv_sge g = {
+		.addr = xw_at(self, XW_PAGE), .length = 8,
+	};
+	struct ibv_wc wc;
+
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	xw_bind1(_metadata, self,
+		 xw_info(self, XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ |
+			 IBV_ACCESS_REMOTE_WRITE), IBV_WC_SUCCESS);
+	g.lkey = self->mw->rkey;
+	ASSERT_EQ(0, xr_recv(self->c, 1, 0, 64));
+	ASSERT_EQ(0, xr_send_sgl(self->s, IBV_WR_SEND, 0x5e, &g, 1,
+				 IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(1, xr_poll(self->s->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_LOC_PROT_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+}
+
+/*
+ * Deregistering the MR (allowed with windows bound) or deallocating the
+ * window leaves the window's STag refused.
+ */
+TEST_F(mw, dereg_mr_under_bound_window)
+{
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	xw_bind1(_metadata, self,
+		 xw_info(self, XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	ASSERT_EQ(0, ibv_dereg_mr(self->mr));
+	self->mr = NULL;
+	xw_read(_metadata, self, self->mw->rkey, xw_at(self, XW_PAGE), 8,
+		IBV_WC_REM_ACCESS_ERR);
+}
+
+TEST_F(mw, dealloc_bound_window)
+{
+	uint32_t rkey;
+
+	xw_alloc(_metadata, self, IBV_MW_TYPE_2);
+	xw_bind2(_metadata, self,
+		 xw_info(self, XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	rkey = self->mw->rkey;
+	ASSERT_EQ(0, ibv_dealloc_mw(self->mw));
+	self->mw = NULL;
+	xw_read(_metadata, self, rkey, xw_at(self, XW_PAGE), 8,
+		IBV_WC_REM_ACCESS_ERR);
+}
+
+/*
+ * Type 2: bound by IBV_WR_BIND_MW, usable until the QP's LOCAL_INV; then
+ * free to bind again, with a new key.
+ */
+TEST_F(mw, type2_bind_use_local_invalidate)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 0x1a, .opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad = NULL;
+	uint32_t first;
+
+	xw_alloc(_metadata, self, IBV_MW_TYPE_2);
+	xw_bind2(_metadata, self,
+		 xw_info(self, 0, 2 * XW_PAGE,
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE),
+		 IBV_WC_SUCCESS);
+	first = self->mw->rkey;
+	xr_fill(self->c->buf, 2 * XW_PAGE, 14);
+	xw_write(_metadata, self, first, xw_at(self, 0), 2 * XW_PAGE, false);
+	xw_read(_metadata, self, first, xw_at(self, 0), 8, IBV_WC_SUCCESS);
+	ASSERT_EQ(-1, xr_check(self->s->buf, 2 * XW_PAGE, 14));
+
+	/* The QP's own LOCAL_INV frees it: the peer's key is dead. */
+	wr.invalidate_rkey = first;
+	ASSERT_EQ(0, ibv_post_send(self->s->qp, &wr, &bad));
+	xw_wc(_metadata, self->s, 0x1a, IBV_WC_LOCAL_INV, IBV_WC_SUCCESS);
+	xw_read(_metadata, self, first, xw_at(self, 0), 8,
+		IBV_WC_REM_ACCESS_ERR);
+}
+
+/* Freed by LOCAL_INV, a type 2 window binds again under a new key. */
+TEST_F(mw, type2_rebinds_after_invalidate)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 0x1b, .opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad = NULL;
+	uint32_t first;
+
+	xw_alloc(_metadata, self, IBV_MW_TYPE_2);
+	xw_bind2(_metadata, self,
+		 xw_info(self, 0, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	first = self->mw->rkey;
+	wr.invalidate_rkey = first;
+	ASSERT_EQ(0, ibv_post_send(self->s->qp, &wr, &bad));
+	xw_wc(_metadata, self->s, 0x1b, IBV_WC_LOCAL_INV, IBV_WC_SUCCESS);
+	xr_fill(self->s->buf + XW_PAGE, XW_PAGE, 15);
+	xw_bind2(_metadata, self,
+		 xw_info(self, XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	ASSERT_NE(first, self->mw->rkey);
+	xw_read(_metadata, self, self->mw->rkey, xw_at(self, XW_PAGE),
+		XW_PAGE, IBV_WC_SUCCESS);
+	ASSERT_EQ(-1, xr_check(self->c->buf, XW_PAGE, 15));
+	xw_read(_metadata, self, first, xw_at(self, XW_PAGE), 8,
+		IBV_WC_REM_ACCESS_ERR);
+}
+
+/* RFC 5040 section 6.10: the peer's Send with Invalidate frees it. */
+TEST_F(mw, type2_send_with_invalidate)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 0x51, .opcode = IBV_WR_SEND_WITH_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad = NULL;
+	struct ibv_wc wc;
+
+	xw_alloc(_metadata, self, IBV_MW_TYPE_2);
+	xw_bind2(_metadata, self,
+		 xw_info(self, XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	xw_read(_metadata, self, self->mw->rkey, xw_at(self, XW_PAGE), 8,
+		IBV_WC_SUCCESS);
+	ASSERT_EQ(0, xr_recv(self->s, 0x5ec, 0, 64));
+	wr.invalidate_rkey = self->mw->rkey;
+	ASSERT_EQ(0, ibv_post_send(self->c->qp, &wr, &bad));
+	xw_wc(_metadata, self->c, 0x51, IBV_WC_SEND, IBV_WC_SUCCESS);
+	ASSERT_EQ(1, xr_poll(self->s->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_NE(0, wc.wc_flags & IBV_WC_WITH_INV);
+	ASSERT_EQ(self->mw->rkey, wc.invalidated_rkey);
+	xw_read(_metadata, self, self->mw->rkey, xw_at(self, XW_PAGE), 8,
+		IBV_WC_REM_ACCESS_ERR);
+}
+
+/*
+ * Binds the rules refuse: each completes with IBV_WC_MW_BIND_ERR, a
+ * local error, which takes the QP to error.
+ */
+TEST_F(mw, bind_beyond_mr_refused)
+{
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	xw_bind1(_metadata, self,
+		 xw_info(self, 3 * XW_PAGE, 2 * XW_PAGE,
+			 IBV_ACCESS_REMOTE_READ), IBV_WC_MW_BIND_ERR);
+}
+
+/* The fixture's own MR was registered without IBV_ACCESS_MW_BIND. */
+TEST_F(mw, bind_to_mr_without_bind_right_refused)
+{
+	struct ibv_mw_bind_info i = xw_info(self, 0, XW_PAGE,
+					    IBV_ACCESS_REMOTE_READ);
+
+	i.mr = self->s->mr;
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	xw_bind1(_metadata, self, i, IBV_WC_MW_BIND_ERR);
+}
+
+/* Remote writes need the MR locally writable, through a window too. */
+TEST_F(mw, write_window_on_read_only_mr_refused)
+{
+	struct ibv_mw_bind_info i = xw_info(self, 0, XW_PAGE,
+					    IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_mr *ro = ibv_reg_mr(self->s->pd, self->s->buf, XW_PAGE,
+				       IBV_ACCESS_MW_BIND);
+
+	ASSERT_NE(NULL, ro) TH_LOG("ibv_reg_mr: %s", strerror(errno));
+	i.mr = ro;
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	xw_bind1(_metadata, self, i, IBV_WC_MW_BIND_ERR);
+	ibv_dereg_mr(ro);
+}
+
+/* xiw has no zero-based windows. */
+TEST_F(mw, zero_based_bind_refused)
+{
+	xw_alloc(_metadata, self, IBV_MW_TYPE_2);
+	xw_bind2(_metadata, self,
+		 xw_info(self, 0, XW_PAGE, IBV_ACCESS_REMOTE_READ |
+			 IBV_ACCESS_ZERO_BASED), IBV_WC_MW_BIND_ERR);
+}
+
+/* A type 2 window binds only when free. */
+TEST_F(mw, type2_bind_of_bound_window_refused)
+{
+	xw_alloc(_metadata, self, IBV_MW_TYPE_2);
+	xw_bind2(_metadata, self,
+		 xw_info(self, 0, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	xw_bind2(_metadata, self,
+		 xw_info(self, 0, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_MW_BIND_ERR);
+}
+
+/* A bind naming the window by a key it no longer has. */
+TEST_F(mw, bind_with_stale_key_refused)
+{
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	self->mw->rkey = ibv_inc_rkey(self->mw->rkey);
+	xw_bind1(_metadata, self,
+		 xw_info(self, 0, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_MW_BIND_ERR);
+}
+
+/*
+ * A type 1 window is never invalidated, nor is a user MR; a user QP's
+ * LOCAL_INV of either is a protection error.
+ */
+TEST_F(mw, type1_local_invalidate_refused)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 0x1c, .opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad = NULL;
+
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	xw_bind1(_metadata, self,
+		 xw_info(self, 0, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	wr.invalidate_rkey = self->mw->rkey;
+	ASSERT_EQ(0, ibv_post_send(self->s->qp, &wr, &bad));
+	xw_wc(_metadata, self->s, 0x1c, IBV_WC_LOCAL_INV,
+	      IBV_WC_LOC_PROT_ERR);
+}
+
+TEST_F(mw, mr_local_invalidate_refused)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 0x1d, .opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad = NULL;
+
+	wr.invalidate_rkey = self->mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(self->s->qp, &wr, &bad));
+	xw_wc(_metadata, self->s, 0x1d, IBV_WC_LOCAL_INV,
+	      IBV_WC_LOC_PROT_ERR);
+}
+
+/* Send with Invalidate of a type 1 window: the receiver refuses it. */
+TEST_F(mw, type1_remote_invalidate_refused)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 0x52, .opcode = IBV_WR_SEND_WITH_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad = NULL;
+	struct ibv_wc wc;
+
+	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
+	xw_bind1(_metadata, self,
+		 xw_info(self, 0, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	ASSERT_EQ(0, xr_recv(self->s, 0x5ed, 0, 64));
+	wr.invalidate_rkey = self->mw->rkey;
+	ASSERT_EQ(0, ibv_post_send(self->c->qp, &wr, &bad));
+	ASSERT_EQ(1, xr_poll(self->s->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_LOC_PROT_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+}
+/*
  * RDMA Reads at IRD and ORD 1, each posted as soon as the previous one
  * completed (qperf -cm1 rc_rdma_read_lat): the responder must have
  * counted the previous Read as answered by the time its requester has

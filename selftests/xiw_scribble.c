@@ -319,14 +319,16 @@ enum xs_sq_lie {
 	XS_SQ_ADDR_OUTSIDE,	/* own lkey, address past the MR */
 	XS_SQ_ADDR_WRAP,	/* own lkey, address + length wraps */
 	XS_SQ_READ_INLINE,	/* a Read with inline data */
-	XS_SQ_LOCAL_INV,	/* kernel-only opcodes from user space */
+	XS_SQ_LOCAL_INV,	/* LOCAL_INV of an MR, a kernel-only opcode */
 	XS_SQ_RKEY_BAD,		/* a Write to an STag the peer lacks */
+	XS_SQ_BIND_MR,		/* a window bind naming an MR */
 	XS_SQ_NLIES
 };
 
 static const char *const xs_sq_lie_name[XS_SQ_NLIES] = {
 	"num_sge", "inline_len", "opcode", "lkey_other_pd", "lkey_random",
 	"addr_outside", "addr_wrap", "read_inline", "local_inv", "rkey_bad",
+	"bind_mr",
 };
 
 /*
@@ -388,12 +390,24 @@ static int xs_sq_lie(struct xiw_sqe *slot, enum xs_sq_lie lie,
 		status = IBV_WC_LOC_QP_OP_ERR;
 		break;
 	case XS_SQ_LOCAL_INV:
+		/* A user QP invalidates type 2 windows only. */
 		e.opcode = xs_below(2) ? IB_UVERBS_WR_LOCAL_INV :
 			   IB_UVERBS_WR_RDMA_READ_WITH_INV;
 		e.ex = me->mr->lkey;
 		e.rkey = peer->mr->rkey;
 		e.raddr = (uintptr_t)peer->buf;
-		status = IBV_WC_LOC_QP_OP_ERR;
+		status = e.opcode == IB_UVERBS_WR_LOCAL_INV ?
+			 IBV_WC_LOC_PROT_ERR : IBV_WC_LOC_QP_OP_ERR;
+		break;
+	case XS_SQ_BIND_MR:
+		e.opcode = IB_UVERBS_WR_BIND_MW;
+		e.ex = me->mr->lkey;
+		e.rkey = (me->mr->lkey & ~0xffu) | ((me->mr->lkey + 1) & 0xff);
+		e.raddr = (uintptr_t)me->buf;
+		e.compare_add = 8;
+		e.mw_lkey = me->mr->lkey;
+		e.mw_access = IBV_ACCESS_REMOTE_READ;
+		status = IBV_WC_MW_BIND_ERR;
 		break;
 	case XS_SQ_RKEY_BAD:
 		e.opcode = IB_UVERBS_WR_RDMA_WRITE;

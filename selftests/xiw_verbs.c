@@ -93,7 +93,10 @@ TEST_F(verbs, device_limits)
 	EXPECT_EQ(1024, a.max_srq);
 	EXPECT_EQ(16384, a.max_srq_wr);
 	EXPECT_EQ(8, a.max_srq_sge);
-	EXPECT_EQ(0, a.max_mw);
+	EXPECT_EQ(65536, a.max_mw);
+	/* Memory windows of type 1 and 2B */
+	EXPECT_NE(0, a.device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+	EXPECT_NE(0, a.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
 	/* RFC 7306 atomics, atomic among all of the device's QPs */
 	EXPECT_EQ(IBV_ATOMIC_HCA, a.atomic_cap);
 	EXPECT_EQ(1, a.phys_port_cnt);
