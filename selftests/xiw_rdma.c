@@ -438,7 +438,7 @@ TEST_F(qpex, abort_and_error_send_nothing)
 
 	ibv_wr_start(cx);
 	wr_send_64(cx, c, 24);
-	ibv_wr_local_inv(cx, s->mr->rkey);	/* not for user QPs */
+	ibv_wr_send_imm(cx, htonl(7));	/* iWARP has no Send with Immediate */
 	EXPECT_EQ(EOPNOTSUPP, ibv_wr_complete(cx));
 
 	EXPECT_TRUE(cq_stays_empty(s->cq, 300));
@@ -469,12 +469,79 @@ TEST_F(qpex, unsupported_send_ops_refused)
 			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = self->p.srv.pd,
 		.send_ops_flags = IBV_QP_EX_WITH_SEND |
-				  IBV_QP_EX_WITH_LOCAL_INV,
+				  IBV_QP_EX_WITH_SEND_WITH_IMM,
 	};
+	struct ibv_qp *qp;
 
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_create_qp_ex(self->p.srv.id->verbs, &qx));
 	EXPECT_EQ(EOPNOTSUPP, errno);
+	/* Window binds and local invalidation it carries. */
+	qx.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_LOCAL_INV |
+			    IBV_QP_EX_WITH_BIND_MW;
+	qp = ibv_create_qp_ex(self->p.srv.id->verbs, &qx);
+	ASSERT_NE(NULL, qp) TH_LOG("ibv_create_qp_ex: %s", strerror(errno));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+/*
+ * A type 2 window bound by ibv_wr_bind_mw() and freed by
+ * ibv_wr_local_inv(): the server Reads through it in between, and is
+ * refused after.
+ */
+TEST_F(qpex, window_bind_and_local_invalidate)
+{
+	struct xr_side *c = &self->p.cli, *s = &self->p.srv;
+	struct ibv_qp_ex *cx = self->cx;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct ibv_mw_bind_info info = {
+		.addr = (uintptr_t)c->buf + 4096, .length = 4096,
+		.mw_access_flags = IBV_ACCESS_REMOTE_READ,
+	};
+	struct ibv_sge g = xr_sge(s, 0, 64);
+	uint32_t rkey;
+	struct ibv_wc wc;
+
+	mr = ibv_reg_mr(c->pd, c->buf, 65536,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	ASSERT_NE(NULL, mr) TH_LOG("ibv_reg_mr: %s", strerror(errno));
+	mw = ibv_alloc_mw(c->pd, IBV_MW_TYPE_2);
+	ASSERT_NE(NULL, mw) TH_LOG("ibv_alloc_mw: %s", strerror(errno));
+	info.mr = mr;
+	rkey = ibv_inc_rkey(mw->rkey);
+	xr_fill(c->buf + 4096, 64, 41);
+
+	ibv_wr_start(cx);
+	cx->wr_id = 41;
+	cx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(cx, mw, rkey, &info);
+	ASSERT_EQ(0, ibv_wr_complete(cx));
+	ASSERT_EQ(1, xr_poll(c->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_EQ(IBV_WC_BIND_MW, wc.opcode);
+	ASSERT_EQ(41, wc.wr_id);
+
+	ASSERT_EQ(0, xr_send_sgl(s, IBV_WR_RDMA_READ, 42, &g, 1,
+				 IBV_SEND_SIGNALED, info.addr, rkey));
+	ASSERT_EQ(1, xr_poll(s->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_PATTERN(s->buf, 64, 41);
+
+	ibv_wr_start(cx);
+	cx->wr_id = 43;
+	ibv_wr_local_inv(cx, rkey);
+	ASSERT_EQ(0, ibv_wr_complete(cx));
+	ASSERT_EQ(1, xr_poll(c->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_EQ(IBV_WC_LOCAL_INV, wc.opcode);
+
+	ASSERT_EQ(0, xr_send_sgl(s, IBV_WR_RDMA_READ, 44, &g, 1,
+				 IBV_SEND_SIGNALED, info.addr, rkey));
+	ASSERT_EQ(1, xr_poll(s->cq, &wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ibv_dealloc_mw(mw);
+	ibv_dereg_mr(mr);
 }
 
 /*

@@ -591,7 +591,9 @@ static int xr_side_init(struct xr_net *n, struct xr_side *s,
 					  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 					  IBV_QP_EX_WITH_RDMA_READ |
 					  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-					  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+					  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+					  IBV_QP_EX_WITH_LOCAL_INV |
+					  IBV_QP_EX_WITH_BIND_MW,
 		};
 
 		if (rdma_create_qp_ex(id, &qx))

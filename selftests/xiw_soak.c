@@ -6,7 +6,10 @@
  * rmmod of xiw, the exit of the network namespace it lives in (its
  * processes killed), or kill -9 of the processes that post. The other
  * end is xiw (a second process) or the independent wire peer
- * (xiw-wirepeer, one process a connection, as responder).
+ * (xiw-wirepeer, one process a connection, as responder). Between xiw
+ * ends each side's Writes and Reads go through memory windows of the
+ * other's (type 1 and type 2 by turns), so that windows are torn down
+ * with traffic on them too.
  *
  * The traffic comes from child processes that post all the time and
  * check what completes: each Read brings back the remote's pattern (the
@@ -95,6 +98,8 @@ struct xs_gen {
 	bool connected;	/* every pair is (xs_early_rx() stops) */
 	bool torn;
 	int inflight[XS_MAXQP][3];	/* writes, reads, sends */
+	struct ibv_mr *bmr[XS_MAXQP];	/* the buffer, for binding */
+	struct ibv_mw *mw[XS_MAXQP];	/* the window the other end uses */
 };
 
 static int xs_env(const char *name, int def, int max)
@@ -318,6 +323,80 @@ static int xs_traffic(struct xs_gen *g)
 }
 
 /*
+ * Pair i's window over this end's whole buffer, for the other end's
+ * Writes and Reads: its STag, or 0 (why set). Bound before this end says
+ * it is ready, so the bind's is the only completion to wait for; any
+ * other goes where the traffic's go.
+ */
+static uint32_t xs_window(struct xs_gen *g, int i)
+{
+	struct xr_side *s = xs_side(g, i);
+	struct ibv_mw_bind_info info = {
+		.addr = (uintptr_t)s->buf, .length = (size_t)XS_SLOTS * XS_MSG,
+		.mw_access_flags = IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 0xb1d, .opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad = NULL;
+	struct ibv_mw_bind b = {
+		.wr_id = 0xb1d, .send_flags = IBV_SEND_SIGNALED,
+	};
+	long long until = now_ms() + XS_UP_MS;
+	struct ibv_wc wc;
+	int n, rv;
+
+	g->bmr[i] = ibv_reg_mr(s->pd, s->buf, (size_t)XS_SLOTS * XS_MSG,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	if (!g->bmr[i]) {
+		xs_why(g, "ibv_reg_mr for binding: %s", strerror(errno));
+		return 0;
+	}
+	info.mr = g->bmr[i];
+	g->mw[i] = ibv_alloc_mw(s->pd, i % 2 ? IBV_MW_TYPE_2 : IBV_MW_TYPE_1);
+	if (!g->mw[i]) {
+		xs_why(g, "ibv_alloc_mw: %s", strerror(errno));
+		return 0;
+	}
+	if (g->mw[i]->type == IBV_MW_TYPE_1) {
+		b.bind_info = info;
+		rv = ibv_bind_mw(s->qp, g->mw[i], &b);
+	} else {
+		wr.bind_mw.mw = g->mw[i];
+		wr.bind_mw.rkey = ibv_inc_rkey(g->mw[i]->rkey);
+		wr.bind_mw.bind_info = info;
+		rv = ibv_post_send(s->qp, &wr, &bad);
+		if (!rv)
+			g->mw[i]->rkey = wr.bind_mw.rkey;
+	}
+	if (rv) {
+		xs_why(g, "binding a window: %s", strerror(rv));
+		return 0;
+	}
+	while (now_ms() < until) {
+		n = ibv_poll_cq(s->cq, 1, &wc);
+		if (n < 0)
+			break;
+		if (!n) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.wr_id != 0xb1d) {
+			xs_completion(g, i, &wc);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			xs_why(g, "window bind: %s", ibv_wc_status_str(wc.status));
+			return 0;
+		}
+		return g->mw[i]->rkey;
+	}
+	xs_why(g, "no window bind completion in %d ms", XS_UP_MS);
+	return 0;
+}
+
+/*
  * A wire peer sends as soon as its connection is up, without credits:
  * while the other connections are made (seconds on the debug kernel),
  * the receives of those up are taken and posted again here, or the
@@ -404,7 +483,9 @@ xs_gen_main(struct xs_shm *m, int end, int qps, bool peer, const char *ns,
 		xr_fill(s->buf + XS_SSRC * XS_MSG, XS_MSG, xs_seed(end, i, XS_SSRC));
 		xr_fill(s->buf + XS_RSRC * XS_MSG, XS_MSG, xs_seed(end, i, XS_RSRC));
 		m->addr[end][i] = (uintptr_t)s->buf;
-		m->rkey[end][i] = s->mr->rkey;
+		m->rkey[end][i] = peer ? s->mr->rkey : xs_window(&g, i);
+		if (!m->rkey[end][i])
+			_exit(rc);
 		__atomic_store_n(&m->credit[end][i], XS_RECVS, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&m->ready[end], 1, __ATOMIC_RELEASE);
@@ -419,6 +500,12 @@ xs_gen_main(struct xs_shm *m, int end, int qps, bool peer, const char *ns,
 	rc = xs_traffic(&g);
 	/* Half the rounds leave what is left to the process's exit. */
 	if (tidy) {
+		for (i = 0; i < qps; i++) {
+			if (g.mw[i])
+				ibv_dealloc_mw(g.mw[i]);
+			if (g.bmr[i])
+				ibv_dereg_mr(g.bmr[i]);
+		}
 		xr_pairs_fini(g.p, qps);
 		xr_net_fini(&g.net);
 	}
