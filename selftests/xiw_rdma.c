@@ -1571,6 +1571,21 @@ static void xw_bind2(struct __test_metadata *_metadata,
 		self->mw->rkey = wr.bind_mw.rkey;
 }
 
+/* The server's LOCAL_INV of rkey, and its completion's status. */
+static void xw_local_inv(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(mw) *self, uint32_t rkey,
+			 enum ibv_wc_status want)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = 0x1a, .opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad = NULL;
+
+	wr.invalidate_rkey = rkey;
+	ASSERT_EQ(0, ibv_post_send(self->s->qp, &wr, &bad));
+	xw_wc(_metadata, self->s, 0x1a, IBV_WC_LOCAL_INV, want);
+}
+
 /* The client Reads len bytes at raddr of rkey into its buffer. */
 static void xw_read(struct __test_metadata *_metadata,
 		    FIXTURE_DATA(mw) *self, uint32_t rkey, uint64_t raddr,
@@ -1773,16 +1788,9 @@ TEST_F(mw, dealloc_bound_window)
 		IBV_WC_REM_ACCESS_ERR);
 }
 
-/*
- * Type 2: bound by IBV_WR_BIND_MW, usable until the QP's LOCAL_INV; then
- * free to bind again, with a new key.
- */
+/* Type 2: bound by IBV_WR_BIND_MW, usable until the QP's LOCAL_INV. */
 TEST_F(mw, type2_bind_use_local_invalidate)
 {
-	struct ibv_send_wr wr = {
-		.wr_id = 0x1a, .opcode = IBV_WR_LOCAL_INV,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad = NULL;
 	uint32_t first;
 
 	xw_alloc(_metadata, self, IBV_MW_TYPE_2);
@@ -1797,9 +1805,7 @@ TEST_F(mw, type2_bind_use_local_invalidate)
 	ASSERT_EQ(-1, xr_check(self->s->buf, 2 * XW_PAGE, 14));
 
 	/* The QP's own LOCAL_INV frees it: the peer's key is dead. */
-	wr.invalidate_rkey = first;
-	ASSERT_EQ(0, ibv_post_send(self->s->qp, &wr, &bad));
-	xw_wc(_metadata, self->s, 0x1a, IBV_WC_LOCAL_INV, IBV_WC_SUCCESS);
+	xw_local_inv(_metadata, self, first, IBV_WC_SUCCESS);
 	xw_read(_metadata, self, first, xw_at(self, 0), 8,
 		IBV_WC_REM_ACCESS_ERR);
 }
@@ -1807,10 +1813,6 @@ TEST_F(mw, type2_bind_use_local_invalidate)
 /* Freed by LOCAL_INV, a type 2 window binds again under a new key. */
 TEST_F(mw, type2_rebinds_after_invalidate)
 {
-	struct ibv_send_wr wr = {
-		.wr_id = 0x1b, .opcode = IBV_WR_LOCAL_INV,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad = NULL;
 	uint32_t first;
 
 	xw_alloc(_metadata, self, IBV_MW_TYPE_2);
@@ -1818,9 +1820,7 @@ TEST_F(mw, type2_rebinds_after_invalidate)
 		 xw_info(self, 0, XW_PAGE, IBV_ACCESS_REMOTE_READ),
 		 IBV_WC_SUCCESS);
 	first = self->mw->rkey;
-	wr.invalidate_rkey = first;
-	ASSERT_EQ(0, ibv_post_send(self->s->qp, &wr, &bad));
-	xw_wc(_metadata, self->s, 0x1b, IBV_WC_LOCAL_INV, IBV_WC_SUCCESS);
+	xw_local_inv(_metadata, self, first, IBV_WC_SUCCESS);
 	xr_fill(self->s->buf + XW_PAGE, XW_PAGE, 15);
 	xw_bind2(_metadata, self,
 		 xw_info(self, XW_PAGE, XW_PAGE, IBV_ACCESS_REMOTE_READ),
@@ -1935,32 +1935,16 @@ TEST_F(mw, bind_with_stale_key_refused)
  */
 TEST_F(mw, type1_local_invalidate_refused)
 {
-	struct ibv_send_wr wr = {
-		.wr_id = 0x1c, .opcode = IBV_WR_LOCAL_INV,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad = NULL;
-
 	xw_alloc(_metadata, self, IBV_MW_TYPE_1);
 	xw_bind1(_metadata, self,
 		 xw_info(self, 0, XW_PAGE, IBV_ACCESS_REMOTE_READ),
 		 IBV_WC_SUCCESS);
-	wr.invalidate_rkey = self->mw->rkey;
-	ASSERT_EQ(0, ibv_post_send(self->s->qp, &wr, &bad));
-	xw_wc(_metadata, self->s, 0x1c, IBV_WC_LOCAL_INV,
-	      IBV_WC_LOC_PROT_ERR);
+	xw_local_inv(_metadata, self, self->mw->rkey, IBV_WC_LOC_PROT_ERR);
 }
 
 TEST_F(mw, mr_local_invalidate_refused)
 {
-	struct ibv_send_wr wr = {
-		.wr_id = 0x1d, .opcode = IBV_WR_LOCAL_INV,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad = NULL;
-
-	wr.invalidate_rkey = self->mr->rkey;
-	ASSERT_EQ(0, ibv_post_send(self->s->qp, &wr, &bad));
-	xw_wc(_metadata, self->s, 0x1d, IBV_WC_LOCAL_INV,
-	      IBV_WC_LOC_PROT_ERR);
+	xw_local_inv(_metadata, self, self->mr->rkey, IBV_WC_LOC_PROT_ERR);
 }
 
 /* Send with Invalidate of a type 1 window: the receiver refuses it. */
