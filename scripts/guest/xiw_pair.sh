@@ -11,6 +11,9 @@
 # - rping with data validation, ib_{write,read,send}_bw -R at 64 KiB,
 #   ib_write_lat -R, ib_atomic_bw -R (RFC 7306 atomics across the link),
 #   qperf -cm1 rc_bw/rc_lat/rc_rdma_{read,write}_bw;
+# - NFS over RDMA across the link: a's nfsd on rdma 20049 exports a tmpfs,
+#   b mounts it with NFSv4.2 and NFSv3 (proto=rdma), and files written at
+#   each end are read at the other, checked byte for byte (sha256);
 # - the same but qperf with the kernel's siw serving on a
 #   (build/siw/KREL/siw.ko): xiw and siw across a real link;
 # - the link pulled on a under an rping stream: both ends fail the stream
@@ -114,6 +117,34 @@ no_qps() {	# no xiw QP left on xiw0
 	! rdma res show qp link xiw0/1 2>/dev/null | grep -q lqpn
 }
 
+# NFS over RDMA: a's nfsd on rdma $NFS_PORT exports a tmpfs (nfsd cannot
+# export the guest's 9p root or its overlay) as the NFSv4 root, with
+# rpcbind and rpc.mountd for NFSv3; the grace period cut to its minimum.
+NFS_PORT=20049
+EXPORT=/srv/xiw-pair
+MNT=/mnt/xiw-pair
+nfs_server_up() {
+	modprobe -a nfsd rpcrdma nfsv3 nfsv4 &&
+	mkdir -p $EXPORT /var/lib/nfs/v4recovery /run/rpcbind &&
+	{ mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd; } &&
+	mount -t tmpfs -o size=64m xiw_pair $EXPORT &&
+	echo 10 > /proc/fs/nfsd/nfsv4gracetime &&
+	echo 10 > /proc/fs/nfsd/nfsv4leasetime &&
+	timeout 60 sh -c "rpcbind -w &&
+		exportfs -o rw,no_root_squash,insecure,fsid=0 '*:$EXPORT' &&
+		rpc.mountd && rpc.nfsd 4 &&
+		echo 'rdma $NFS_PORT' > /proc/fs/nfsd/portlist" &&
+	grep -q "rdma $NFS_PORT" /proc/fs/nfsd/portlist
+}
+# A file of random bytes and, next to it, its sha256.
+nfs_put() {	# nfs_put FILE
+	head -c $((4 << 20)) /dev/urandom > "$1" &&
+		sha256sum < "$1" > "$1.sha256"
+}
+nfs_same() {	# nfs_same FILE: its bytes are what its .sha256 says
+	[ "$(sha256sum < "$1")" = "$(cat "$1.sha256")" ]
+}
+
 echo "TAP version 13"
 echo "# selftest: $name"
 why=$(xiw_guest_install ib_uverbs iw_cm rdma_ucm virtio_net) || bail "$why"
@@ -126,8 +157,8 @@ me=$([ "$role" = a ] && echo $A || echo $B)
 ip addr add "$me/24" dev "$nic" && ip link set "$nic" up || bail "addr"
 rdma link add xiw0 type xiw netdev "$nic" || bail "rdma link add"
 echo $KA > /sys/module/xiw/parameters/ka_idle_s || bail "ka_idle_s"
-# a is killed after its 13 results; b has 18.
-echo "1..$([ "$role" = a ] && echo 13 || echo 18)"
+# a is killed after its 14 results; b has 20.
+echo "1..$([ "$role" = a ] && echo 14 || echo 20)"
 log=$(mktemp)
 
 perf_steps="ib_write_bw:18515 ib_read_bw:18516 ib_send_bw:18517 ib_write_lat:18518"
@@ -214,6 +245,15 @@ if [ "$role" = a ]; then
 	ready $((++step))
 	ready $((++step))
 	kill $srv; wait $srv 2>/dev/null
+	# NFS over RDMA: b reads a's file and writes its own, with NFSv4.2
+	# and NFSv3; a then checks b's.
+	logged nfs_server_up || bail "NFS server on rdma $NFS_PORT: $(tail -n 3 "$log")"
+	nfs_put $EXPORT/from-a || bail "NFS: cannot write the export"
+	ready $((++step))
+	ready $((++step))
+	check "nfs_rdma_file_from_b_intact" /dev/null nfs_same $EXPORT/from-b
+	(rpc.nfsd 0; exportfs -ua; kill $(pidof rpc.mountd) $(pidof rpcbind)
+	 umount $EXPORT) > /dev/null 2>&1
 	# The same programs with the kernel's siw as the server (xiw the
 	# client): interoperability across a real link.
 	rdma link delete xiw0 || bail "rdma link delete xiw0"
@@ -283,6 +323,28 @@ if timeout 180 qperf -cm1 -t 3 -m 65536 $A rc_bw rc_lat rc_rdma_read_bw \
 else
 	not_ok "qperf_rc" "$log"
 fi
+# NFS over RDMA from a, once a stopped qperf and its nfsd is up: NFSv4.2
+# reads a's file and writes one for a to check, then NFSv3 reads both;
+# each mount is undone.
+await $((++step))
+await $((++step))
+mkdir -p $MNT
+modprobe -a rpcrdma nfsv3 nfsv4
+nfs_v4() {
+	timeout -k 5 120 mount -t nfs4 -o vers=4.2,proto=rdma,port=$NFS_PORT \
+		$A:/ $MNT && nfs_same $MNT/from-a && nfs_put $MNT/from-b &&
+		timeout -k 5 60 umount $MNT
+}
+nfs_v3() {
+	# nolock: NLM would need rpcbind and rpc.statd in this guest too.
+	timeout -k 5 120 mount -t nfs -o vers=3,proto=rdma,port=$NFS_PORT,nolock \
+		$A:$EXPORT $MNT && nfs_same $MNT/from-b && nfs_same $MNT/from-a &&
+		timeout -k 5 60 umount $MNT
+}
+check "nfs4.2_rdma_mount_read_write" "$log" logged nfs_v4
+mountpoint -q $MNT && umount -f $MNT
+check "nfs3_rdma_mount_read" "$log" logged nfs_v3
+mountpoint -q $MNT && umount -f $MNT
 await $((++step))
 zc0=$(zc_count)
 clients "_to_siw"
