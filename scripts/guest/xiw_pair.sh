@@ -9,7 +9,8 @@
 #
 # In order:
 # - rping with data validation, ib_{write,read,send}_bw -R at 64 KiB,
-#   ib_write_lat -R, ib_atomic_bw -R (RFC 7306 atomics across the link),
+#   ib_write_lat -R, ib_atomic_{bw,lat} -R (RFC 7306 atomics across the
+#   link),
 #   qperf -cm1 rc_bw/rc_lat/rc_rdma_{read,write}_bw;
 # - NFS over RDMA across the link: a's nfsd on rdma 20049 exports a tmpfs,
 #   b mounts it with NFSv4.2 and NFSv3 (proto=rdma), and files written at
@@ -157,13 +158,13 @@ me=$([ "$role" = a ] && echo $A || echo $B)
 ip addr add "$me/24" dev "$nic" && ip link set "$nic" up || bail "addr"
 rdma link add xiw0 type xiw netdev "$nic" || bail "rdma link add"
 echo $KA > /sys/module/xiw/parameters/ka_idle_s || bail "ka_idle_s"
-# a is killed after its 14 results; b has 20.
-echo "1..$([ "$role" = a ] && echo 14 || echo 20)"
+# a is killed after its 15 results; b has 21.
+echo "1..$([ "$role" = a ] && echo 15 || echo 21)"
 log=$(mktemp)
 
 perf_steps="ib_write_bw:18515 ib_read_bw:18516 ib_send_bw:18517 ib_write_lat:18518"
 # RFC 7306 atomics: xiw serving only (siw has none).
-atomic_steps="ib_atomic_bw:18519"
+atomic_steps="ib_atomic_bw:18519 ib_atomic_lat:18520"
 step=0
 
 # The message size each perftest program is run with.
