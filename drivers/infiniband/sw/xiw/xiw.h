@@ -40,6 +40,10 @@
 #define XIW_MAX_CQ		4096
 #define XIW_MAX_CQE		BIT(20)
 #define XIW_MAX_MR		65536
+/* The rights a peer may be given: an MR's remote ones, a window's all. */
+#define XIW_REMOTE_ACCESS	(IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_ATOMIC)
 /* Memory windows share the STag space with MRs but not the count. */
 #define XIW_MAX_MW		65536
 #define XIW_MAX_MR_SIZE		BIT_ULL(40)

@@ -52,8 +52,6 @@
 #define XIW_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 		       IB_ACCESS_MW_BIND | IB_ACCESS_OPTIONAL)
-#define XIW_REMOTE_ACCESS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
-			   IB_ACCESS_REMOTE_ATOMIC)
 
 static int xiw_mr_access_ok(int access)
 {
@@ -434,10 +432,9 @@ bool xiw_mr_in_bounds(const struct xiw_mr *mr, u64 addr, u64 len)
 }
 
 /*
- * A window's own rules, besides its MR's: remote access only (a window
- * is never an lkey), a type 2 window only through the QP that bound it,
- * and only while the MR it lies in is valid. Both locks held, the
- * window's first.
+ * A window's own rules, besides its range and rights: remote access only
+ * (a window is never an lkey), and a type 2 window only through the QP
+ * that bound it. The window's lock held; its MR is checked after.
  */
 static int xiw_mw_check(const struct xiw_mr *mw, const struct xiw_qp *qp,
 			int access)
@@ -463,7 +460,7 @@ int xiw_mr_check(struct xiw_mr *mr, const struct xiw_qp *qp, u64 addr,
 		rv = -EACCES;
 	else if (!xiw_mr_in_bounds(mr, addr, len))
 		rv = -EINVAL;
-	/* A bound window with length has its MR; nested: window first. */
+	/* A bound window has its MR; nested: the window's lock first. */
 	else if (mr->type == XIW_MR_MW && mr->parent) {
 		spin_lock(&mr->parent->lock);
 		if (!mr->parent->valid)
@@ -626,7 +623,7 @@ int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
 	 * frees it after a grace period, and our caller's section holds
 	 * that off; the MR's own checks decide.
 	 */
-	if (parent && !rv)
+	if (parent)
 		return xiw_mr_bvec(parent, addr, len, bv, max);
 	if (rv || mr->type == XIW_MR_FRMR)
 		return rv;

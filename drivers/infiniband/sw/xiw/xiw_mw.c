@@ -29,9 +29,6 @@
 #include "xiw.h"
 #include "xiw_fault.h"
 
-#define XIW_MW_ACCESS (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
-		       IB_ACCESS_REMOTE_ATOMIC)
-
 int xiw_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct xiw_device *xdev = to_xdev(ibmw->device);
@@ -124,7 +121,7 @@ int xiw_mw_bind(struct xiw_qp *qp, const struct xiw_sqe *sqe)
 	bool type2;
 	int rv;
 
-	if ((sqe->ex ^ sqe->rkey) >> 8 || (access & ~XIW_MW_ACCESS) ||
+	if ((sqe->ex ^ sqe->rkey) >> 8 || (access & ~XIW_REMOTE_ACCESS) ||
 	    addr + len < addr)
 		return -EINVAL;
 	mw = xiw_mr_get(qp->xdev, sqe->ex);
