@@ -168,6 +168,47 @@ class Cmtime(unittest.TestCase):
             br.parse_cmtime("create qp", CMTIME)
 
 
+CONNSCALE = """connections 1000
+processes 63
+slab_kib 20480
+vmalloc_kib 8000
+free_kib 40000
+slab_per_conn_kib 20.48
+vmalloc_per_conn_kib 8.00
+kmem_per_conn_kib 28.48
+free_per_conn_kib 40.00
+after_slab_kib -12
+after_vmalloc_kib 0
+"""
+
+
+class Connscale(unittest.TestCase):
+    def test_keys(self):
+        self.assertAlmostEqual(
+            br.parse_connscale("kmem_per_conn_kib", CONNSCALE), 28.48)
+        self.assertAlmostEqual(
+            br.parse_connscale("vmalloc_per_conn_kib", CONNSCALE), 8.0)
+
+    def test_negative_is_a_result(self):
+        text = CONNSCALE.replace("vmalloc_per_conn_kib 8.00",
+                                 "vmalloc_per_conn_kib -0.50")
+        self.assertAlmostEqual(
+            br.parse_connscale("vmalloc_per_conn_kib", text), -0.5)
+        self.assertEqual(br.fmt(-0.5), "-0.5")
+
+    def test_missing_unknown_or_unreadable(self):
+        with self.assertRaises(br.Invalid):
+            br.parse_connscale("kmem_per_conn_kib", "connections 1000\n")
+        with self.assertRaises(br.Invalid):
+            br.parse_connscale("after_slab_kib", CONNSCALE)
+        with self.assertRaises(br.Invalid):
+            br.parse_connscale("slab_per_conn_kib", CONNSCALE.replace(
+                "20.48", "nan"))
+        with self.assertRaises(br.Invalid):
+            br.parse_connscale("slab_per_conn_kib", CONNSCALE.replace(
+                "20.48", "x"))
+
+
 HEAD = "round\tdevice\ttest\tmetric\tunit\tvalue\tstatus\tattempts\tseconds\tlog\n"
 
 

@@ -10,6 +10,8 @@
                                              connection for STEP (connect,
                                              disconnect), the mean over
                                              the FILEs (equal batches)
+  bench-report.py connscale KEY FILE         print xiw-connscale's KEY
+                                             (e.g. kmem_per_conn_kib)
   bench-report.py table RESULTS.TSV [DEVS]   print the table of medians
 
 perftest converts its time stamps (TSC cycles) to seconds with a CPU
@@ -152,9 +154,36 @@ def parse_cmtime(step, text):
     raise Invalid("no cmtime %s line" % step)
 
 
+CONNSCALE_KEYS = ("slab_per_conn_kib", "vmalloc_per_conn_kib",
+                  "kmem_per_conn_kib", "free_per_conn_kib")
+
+
+def parse_connscale(key, text):
+    """A per-connection figure from xiw-connscale's "key value" lines.
+    Memory can be given back between two readings (another cache
+    shrinking), so zero and negative values are results too; a missing
+    or unreadable line is not."""
+    if key not in CONNSCALE_KEYS:
+        raise Invalid("no connscale key %r" % key)
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[0] == key:
+            try:
+                value = float(fields[1])
+            except ValueError:
+                raise Invalid("connscale %s unreadable: %s" %
+                              (key, line.strip())) from None
+            if not math.isfinite(value):
+                raise Invalid("connscale %s is %s" % (key, fields[1]))
+            return value
+    raise Invalid("no connscale %s line" % key)
+
+
 def fmt(value):
     if value is None:
         return "-"
+    if value < 0:
+        return "-" + fmt(-value)
     if value >= 100:
         return "%.0f" % value
     if value >= 10:
@@ -264,6 +293,8 @@ def table(path, devices=None):
            " is faster (the /TCP columns apply to bandwidth only);",
            "connections (cm_*) in usec per connection (cmtime), lower is"
            " better;",
+           "kernel memory (conn_*) in KiB per idle connection, both ends"
+           " (xiw-connscale), lower is better;",
            "*_qN: N QPs at once, their bandwidths added.",
            "fail: at least one run failed or timed out (never a number);"
            " n/a: the device cannot run it.",
@@ -298,6 +329,10 @@ def main(argv):
                 with open(path, encoding="utf-8", errors="replace") as f:
                     values.append(parse_cmtime(argv[2], f.read()))
             print("%.6g" % statistics.mean(values))
+            return 0
+        if len(argv) == 4 and argv[1] == "connscale":
+            with open(argv[3], encoding="utf-8", errors="replace") as f:
+                print("%.6g" % parse_connscale(argv[2], f.read()))
             return 0
         if len(argv) == 3 and argv[1] == "iperf3":
             with open(argv[2], encoding="utf-8", errors="replace") as f:

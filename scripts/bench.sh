@@ -10,7 +10,8 @@
 # Knobs (environment): BENCH_RUNS (default 3), BENCH_DEVICES (default
 # "xiw xiwnc siw siwcrc"; xiwnc is xiw with MPA CRC off, siwcrc is siw
 # built with MPA CRC required), BENCH_DURATION,
-# BENCH_LAT_ITERS, BENCH_CONNS, BENCH_CONN_BATCH, BENCH_TESTS; see
+# BENCH_LAT_ITERS, BENCH_CONNS, BENCH_CONN_BATCH, BENCH_MEM_CONNS,
+# BENCH_MEM_PER_PROC, BENCH_TESTS; see
 # Documentation/performance.rst.
 #
 # Exit status: non-zero if any xiw run failed or the VM run itself failed
@@ -36,6 +37,8 @@ scripts/vm-run.sh -n bench -t "${BENCH_VM_TIMEOUT:-1500}" -- \
 	${BENCH_LAT_ITERS:+BENCH_LAT_ITERS="$BENCH_LAT_ITERS"} \
 	${BENCH_CONNS:+BENCH_CONNS="$BENCH_CONNS"} \
 	${BENCH_CONN_BATCH:+BENCH_CONN_BATCH="$BENCH_CONN_BATCH"} \
+	${BENCH_MEM_CONNS:+BENCH_MEM_CONNS="$BENCH_MEM_CONNS"} \
+	${BENCH_MEM_PER_PROC:+BENCH_MEM_PER_PROC="$BENCH_MEM_PER_PROC"} \
 	${BENCH_TESTS:+BENCH_TESTS="$BENCH_TESTS"} \
 	scripts/guest/bench.sh /mnt/xiw-out/bench || vm_rc=$?
 if [ -d build/vm/bench/bench ]; then

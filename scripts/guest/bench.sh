@@ -15,6 +15,8 @@
 # BENCH_LAT_ITERS (iterations per latency run, default 1000),
 # BENCH_CONNS (connections per cmtime run, default 1024, made in batches
 # of BENCH_CONN_BATCH, default 64),
+# BENCH_MEM_CONNS (connections for the memory rows, default 1000, in
+# processes of BENCH_MEM_PER_PROC, default 16),
 # BENCH_TESTS (subset of test names, default all).
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -27,6 +29,9 @@ duration=${BENCH_DURATION:-4}
 lat_iters=${BENCH_LAT_ITERS:-1000}
 conns=${BENCH_CONNS:-1024}
 conn_batch=${BENCH_CONN_BATCH:-64}
+mem_conns=${BENCH_MEM_CONNS:-1000}
+mem_per_proc=${BENCH_MEM_PER_PROC:-16}
+connscale=$repo/build/userspace/tools/xiw-connscale
 [ "$duration" -ge 3 ] || { echo "bench: BENCH_DURATION must be >= 3" >&2; exit 2; }
 # A run whose clock calibration failed (see bench-report.py) is repeated
 # up to this many extra times; a run that lost the listen race, as
@@ -309,6 +314,46 @@ cmtime_run() {	# cmtime_run ROUND DEVICE
 	rm -f "$base.parse"
 }
 
+# Kernel memory per connection: xiw-connscale makes $mem_conns
+# connections on DEVICE (both ends in this guest, in processes of
+# $mem_per_proc), has each move a 4 KiB Write and Send, and reports
+# /proc/meminfo's Slab and VmallocUsed growth per connection, both ends
+# counted, with the connections idle. Rows: conn_slab, conn_vmalloc and
+# their sum conn_kmem, KiB per connection.
+connmem_run() {	# connmem_run ROUND DEVICE
+	local round=$1 dev=$2 base st=0 key row value
+	base=$raw/$dev-connscale-r$round
+	run_start=$SECONDS
+	configure "$dev"
+	if [ "${ready[$dev]:-0}" != 1 ]; then
+		echo "device not set up" > "$base.client"
+		st=setup
+	else
+		timeout -k 5 600 "$connscale" -a "${addr[$dev]}" -n "$mem_conns" \
+			-p "$mem_per_proc" > "$base.client" 2>&1
+		st=$?
+	fi
+	for row in slab vmalloc kmem; do
+		key=${row}_per_conn_kib
+		if [ "$st" = setup ]; then
+			record "$round" "$dev" "conn_$row" mem KiB/conn fail \
+				"fail(setup)" 1 "${base##*/}"
+		elif [ "$st" -ne 0 ]; then
+			record "$round" "$dev" "conn_$row" mem KiB/conn fail \
+				"fail(rc=$st)" 1 "${base##*/}"
+		elif value=$(python3 "$report" connscale "$key" "$base.client" \
+				2> "$base.parse"); then
+			record "$round" "$dev" "conn_$row" mem KiB/conn "$value" ok 1 \
+				"${base##*/}"
+		else
+			log "$dev connscale round $round: $(cat "$base.parse")"
+			record "$round" "$dev" "conn_$row" mem KiB/conn fail invalid 1 \
+				"${base##*/}"
+		fi
+	done
+	rm -f "$base.parse"
+}
+
 # TCP baseline over d0, the path xiw's connections take.
 iperf3_run() {	# iperf3_run ROUND
 	local round=$1 base=$raw/tcp-r$1 sp st value
@@ -348,6 +393,11 @@ for round in $(seq "$runs"); do
 	if selected cm_connect || selected cm_disconnect; then
 		for dev in $order; do
 			cmtime_run "$round" "$dev"
+		done
+	fi
+	if selected conn_slab || selected conn_vmalloc || selected conn_kmem; then
+		for dev in $order; do
+			connmem_run "$round" "$dev"
 		done
 	fi
 	selected tcp && iperf3_run "$round"
