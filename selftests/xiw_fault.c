@@ -123,6 +123,7 @@ enum xf_op {
 	XF_CREATE_SRQ,
 	XF_LISTEN,
 	XF_CONNECT,
+	XF_CONNECT_MARKERS,
 	XF_LINK_ADD,
 	XF_QP_COUNTER,
 	XF_ZCOPY,
@@ -175,6 +176,8 @@ XF_SITE(conn_connect, XF_CONNECT);
 XF_SITE(conn_accept, XF_CONNECT);
 XF_SITE(mpa_frame, XF_CONNECT);
 XF_SITE(wire_rings, XF_CONNECT);
+/* Only a connection with markers needs them. */
+XF_SITE(tx_markers, XF_CONNECT_MARKERS);
 FIXTURE_VARIANT_ADD(site, sock_connect) { .site = "sock", .op = XF_CONNECT };
 XF_SITE(dev_counters, XF_LINK_ADD);
 XF_SITE(qp_counter, XF_QP_COUNTER);
@@ -208,6 +211,7 @@ FIXTURE_TEARDOWN(site)
 	xr_pairs_fini(&self->p, 1);
 	xr_net_fini(&self->net);
 	sh("echo 1 > " XF_PARAMS "tx_zcopy");
+	sh("echo 0 > " XF_PARAMS "mpa_markers");
 	/* Waits for every connection of the device: a leak would hang. */
 	EXPECT_EQ(0, sh("timeout 60 rdma link delete " XF_IBDEV));
 	sh("rdma link delete xiwF1 >/dev/null 2>&1; ip link del " XF_NETDEV
@@ -362,6 +366,10 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 			TH_LOG("%s", self->net.err);
 		ASSERT_EQ(0, xf_exchange(&self->p));
 		break;
+	case XF_CONNECT_MARKERS:
+		/* Both ends ask for markers (MPA-30): both send them. */
+		ASSERT_EQ(0, xf_write(XF_PARAMS "mpa_markers", "1"));
+		/* fall through */
 	case XF_CONNECT:
 		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR))
 			TH_LOG("%s", self->net.err);

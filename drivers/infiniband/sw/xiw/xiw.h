@@ -567,6 +567,17 @@ u32 xiw_mpa_crc_bvec(u32 crc, const struct bio_vec *bv, u32 len);
 /* xiw_tx.c */
 int xiw_tx_create(struct xiw_qp *qp);
 void xiw_tx_destroy(struct xiw_qp *qp);
+/* The larger transmit arrays a connection with markers needs. */
+struct xiw_tx_arrays {
+	struct bio_vec *bv;
+	struct page **pinned;
+	struct mpa_marker *mrk;
+};
+
+int xiw_tx_arrays_alloc(struct xiw_qp *qp, bool markers,
+			struct xiw_tx_arrays *a);
+void xiw_tx_arrays_use(struct xiw_qp *qp, struct xiw_tx_arrays *a);
+void xiw_tx_arrays_free(struct xiw_tx_arrays *a);
 void xiw_tx_start(struct xiw_qp *qp);
 void xiw_tx_stop(struct xiw_qp *qp);
 void xiw_tx_flush(struct xiw_qp *qp);

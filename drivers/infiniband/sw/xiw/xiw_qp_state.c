@@ -383,14 +383,16 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	u32 nirq = roundup_pow_of_two(clamp_t(u32, mpa->ird, 1, XIW_MAX_IRD));
 	struct xiw_orq_entry *orq = NULL;
 	struct xiw_irq_entry *irq = NULL;
+	struct xiw_tx_arrays txa;
 	int rv = 0;
 
 	if (!xiw_fault(XIW_FAULT_WIRE_RINGS)) {
 		orq = kcalloc(norq, sizeof(*orq), GFP_KERNEL);
 		irq = kcalloc(nirq, sizeof(*irq), GFP_KERNEL);
 	}
+	rv = xiw_tx_arrays_alloc(qp, mpa->mrk_tx, &txa);
 	mutex_lock(&qp->state_lock);
-	if (!orq || !irq) {
+	if (!orq || !irq || rv) {
 		rv = -ENOMEM;
 		goto out;
 	}
@@ -433,6 +435,7 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	xiw_diag_conn(qp, sock);
 	xiw_cm_conn_get(conn);
 	qp->conn = conn;
+	xiw_tx_arrays_use(qp, &txa);
 	xiw_rx_start(qp);
 	xiw_tx_start(qp);
 	WRITE_ONCE(qp->err_ev, XIW_NO_EVENT);
@@ -441,6 +444,7 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	xiw_tx_kick(qp);
 out:
 	mutex_unlock(&qp->state_lock);
+	xiw_tx_arrays_free(&txa);
 	kfree(orq);
 	kfree(irq);
 	return rv;

@@ -12,7 +12,11 @@
 
 #include "xiw.h"
 
-#define XIW_RX_BVECS	32
+/*
+ * Target pieces mapped at once: 96 KiB of page-aligned memory, more than
+ * an FPDU carries, and small enough that struct xiw_rx fits in 1 KiB.
+ */
+#define XIW_RX_BVECS	24
 #define XIW_RX_STEPS	768	/* parse steps per run before yielding */
 /*
  * Bytes per run before yielding: a softirq run takes at most this much

@@ -50,19 +50,20 @@ int xiw_tx_create(struct xiw_qp *qp)
 	tx = xiw_fault(XIW_FAULT_TX) ? NULL : kzalloc(sizeof(*tx), GFP_KERNEL);
 	if (!tx)
 		return -ENOMEM;
+	/* Sized for a connection without markers, by far the usual one. */
 	tx->room = kzalloc(XIW_TX_FPDUS * XIW_TX_HDR_ROOM, GFP_KERNEL);
-	tx->bv = kcalloc(XIW_TX_BVECS_MRK, sizeof(*tx->bv), GFP_KERNEL);
-	tx->mrk = kcalloc(XIW_TX_MARKERS, sizeof(*tx->mrk), GFP_KERNEL);
-	tx->pinned = kcalloc(XIW_TX_BVECS_MRK, sizeof(*tx->pinned),
-			     GFP_KERNEL);
-	if (!tx->room || !tx->bv || !tx->mrk || !tx->pinned) {
+	tx->bv = kcalloc(XIW_TX_BVECS, sizeof(*tx->bv), GFP_KERNEL);
+	tx->pinned = kcalloc(XIW_TX_BVECS, sizeof(*tx->pinned), GFP_KERNEL);
+	tx->piece = kcalloc(XIW_TX_BVECS, sizeof(*tx->piece), GFP_KERNEL);
+	if (!tx->room || !tx->bv || !tx->pinned || !tx->piece) {
+		kfree(tx->piece);
 		kfree(tx->pinned);
-		kfree(tx->mrk);
 		kfree(tx->bv);
 		kfree(tx->room);
 		kfree(tx);
 		return -ENOMEM;
 	}
+	tx->cap = XIW_TX_BVECS;
 	tx->qp = qp;
 	mutex_init(&tx->pass_lock);
 	INIT_WORK(&tx->work, NULL);
@@ -81,12 +82,59 @@ void xiw_tx_destroy(struct xiw_qp *qp)
 	xiw_tx_unpin(tx);
 	if (tx->zpage)
 		put_page(tx->zpage);
+	kfree(tx->piece);
 	kfree(tx->pinned);
 	kfree(tx->mrk);
 	kfree(tx->bv);
 	kfree(tx->room);
 	kfree(tx);
 	qp->tx = NULL;
+}
+
+/*
+ * A connection with markers needs room for them in every batch (see
+ * XIW_TX_BVECS_MRK): allocated before the QP's state lock is taken, and
+ * swapped in by xiw_tx_arrays_use() only once the QP is known to be
+ * idle, no pass running.
+ */
+int xiw_tx_arrays_alloc(struct xiw_qp *qp, bool markers,
+			struct xiw_tx_arrays *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (!markers || qp->tx->cap >= XIW_TX_BVECS_MRK)
+		return 0;
+	if (xiw_fault(XIW_FAULT_TX_MARKERS))
+		return -ENOMEM;
+	a->bv = kcalloc(XIW_TX_BVECS_MRK, sizeof(*a->bv), GFP_KERNEL);
+	a->pinned = kcalloc(XIW_TX_BVECS_MRK, sizeof(*a->pinned), GFP_KERNEL);
+	a->mrk = kcalloc(XIW_TX_MARKERS, sizeof(*a->mrk), GFP_KERNEL);
+	if (a->bv && a->pinned && a->mrk)
+		return 0;
+	xiw_tx_arrays_free(a);
+	return -ENOMEM;
+}
+
+/* Under the state lock, tx not started: nothing refers to the arrays. */
+void xiw_tx_arrays_use(struct xiw_qp *qp, struct xiw_tx_arrays *a)
+{
+	struct xiw_tx *tx = qp->tx;
+
+	/* A started tx keeps its arrays; a marker batch then fails. */
+	if (!a->bv || READ_ONCE(tx->started))
+		return;
+	xiw_tx_unpin(tx);
+	swap(tx->bv, a->bv);
+	swap(tx->pinned, a->pinned);
+	swap(tx->mrk, a->mrk);
+	tx->cap = XIW_TX_BVECS_MRK;
+}
+
+void xiw_tx_arrays_free(struct xiw_tx_arrays *a)
+{
+	kfree(a->mrk);
+	kfree(a->pinned);
+	kfree(a->bv);
+	memset(a, 0, sizeof(*a));
 }
 
 void xiw_tx_kick(struct xiw_qp *qp)

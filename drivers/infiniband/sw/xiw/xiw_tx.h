@@ -90,14 +90,19 @@ struct xiw_tx {
 	struct msghdr mh;
 	bool busy;		/* mh.msg_iter still has bytes */
 	bool batch_ends_msg;
-	struct bio_vec *bv;	/* XIW_TX_BVECS_MRK */
+	/*
+	 * bv and pinned have cap entries: XIW_TX_BVECS, or XIW_TX_BVECS_MRK
+	 * once a connection with markers asked for more (xiw_tx_arrays).
+	 */
+	u32 cap;
+	struct bio_vec *bv;
 	u8 *room;		/* XIW_TX_FPDUS * XIW_TX_HDR_ROOM bytes */
 	/* markers (MPA-30/31), when the peer asked for them */
 	u32 spos;		/* stream bytes sent in full operation */
 	u32 nmrk;		/* markers used in the batch */
-	struct mpa_marker *mrk;	/* XIW_TX_MARKERS */
-	struct bio_vec piece[XIW_TX_BVECS];	/* one FPDU part, unsplit */
-	/* user pages the batch refers to, referenced: XIW_TX_BVECS_MRK */
+	struct mpa_marker *mrk;	/* XIW_TX_MARKERS, with markers only */
+	struct bio_vec *piece;	/* XIW_TX_BVECS: one FPDU part, unsplit */
+	/* user pages the batch refers to, referenced */
 	struct page **pinned;
 	u32 npinned;
 	/* zero-copy */

@@ -164,7 +164,7 @@ static int xiw_tx_emit_kaddr(struct xiw_qp *qp, const void *p, u32 len,
 
 	if (!len)
 		return 0;
-	rv = xiw_bvec_kaddr(p, len, tx->piece, ARRAY_SIZE(tx->piece));
+	rv = xiw_bvec_kaddr(p, len, tx->piece, XIW_TX_BVECS);
 	if (rv < 0)
 		return rv;
 	return xiw_tx_emit(qp, tx->piece, rv, nbv, max, fpdu);
@@ -186,6 +186,8 @@ int xiw_tx_build(struct xiw_qp *qp)
 	u8 *hroom = m->zc ? xiw_tx_zpage(tx) : NULL;
 	int nbv = 0, f;
 
+	if (max > tx->cap)	/* markers without their arrays: cannot be */
+		return -ENOSPC;
 	tx->bmrk = tx->mrk;
 	if (hroom)
 		tx->bmrk = (struct mpa_marker *)(hroom + XIW_TX_FPDUS *
@@ -223,7 +225,7 @@ int xiw_tx_build(struct xiw_qp *qp)
 		rv = xiw_tx_emit_kaddr(qp, h, m->hdr_len, &nbv, max, fpdu);
 		if (!rv && chunk) {
 			rv = xiw_tx_payload(tx, m->sent, chunk, tx->piece,
-					    ARRAY_SIZE(tx->piece));
+					    XIW_TX_BVECS);
 			if (rv >= 0)
 				rv = xiw_tx_emit(qp, tx->piece, rv, &nbv, max,
 						 fpdu);

@@ -211,7 +211,7 @@ int xiw_tx_pin(struct xiw_tx *tx, const struct bio_vec *bv, int n)
 {
 	int i;
 
-	if (tx->npinned + n > XIW_TX_BVECS_MRK)
+	if (tx->npinned + n > tx->cap)
 		return -E2BIG;
 	for (i = 0; i < n; i++) {
 		get_page(bv[i].bv_page);
