@@ -266,6 +266,29 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 		"$attempt" "${base##*/}"
 }
 
+# One row of a run that has ended: its exit status ST ("setup": the
+# device was not ready) or else the value bench-report.py finds with
+# REPORT-ARGS; BASE names the run's raw files.
+record_parsed() {	# record_parsed ROUND DEVICE TEST METRIC UNIT ST BASE REPORT-ARGS...
+	local round=$1 dev=$2 test=$3 metric=$4 unit=$5 st=$6 base=$7 value
+	shift 7
+	if [ "$st" = setup ]; then
+		record "$round" "$dev" "$test" "$metric" "$unit" fail \
+			"fail(setup)" 1 "${base##*/}"
+	elif [ "$st" -ne 0 ]; then
+		record "$round" "$dev" "$test" "$metric" "$unit" fail \
+			"fail(rc=$st)" 1 "${base##*/}"
+	elif value=$(python3 "$report" "$@" 2> "$base.parse"); then
+		record "$round" "$dev" "$test" "$metric" "$unit" "$value" ok 1 \
+			"${base##*/}"
+	else
+		log "$dev $test round $round: $(cat "$base.parse")"
+		record "$round" "$dev" "$test" "$metric" "$unit" fail invalid 1 \
+			"${base##*/}"
+	fi
+	rm -f "$base.parse"
+}
+
 # Connection set-up and tear-down rate: rdmacm-utils' cmtime, server and
 # client on DEVICE in this guest. One server; clients one after the
 # other, each making $conn_batch connections at once and then
@@ -274,7 +297,7 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 # the means over the batches. Batches, because siw fails create_qp
 # (EINVAL) past about 70 connections in one process.
 cmtime_run() {	# cmtime_run ROUND DEVICE
-	local round=$1 dev=$2 base sp st=0 step value b files=()
+	local round=$1 dev=$2 base sp st=0 step b files=()
 	base=$raw/$dev-cmtime-r$round
 	run_start=$SECONDS
 	configure "$dev"
@@ -298,20 +321,9 @@ cmtime_run() {	# cmtime_run ROUND DEVICE
 	done
 	stop_server "$sp"
 	for step in connect disconnect; do
-		if [ "$st" -ne 0 ]; then
-			record "$round" "$dev" "cm_$step" conn us/conn fail \
-				"fail(rc=$st)" 1 "${base##*/}"
-		elif value=$(python3 "$report" cmtime "$step" "${files[@]}" \
-				2> "$base.parse"); then
-			record "$round" "$dev" "cm_$step" conn us/conn "$value" ok 1 \
-				"${base##*/}"
-		else
-			log "$dev cmtime round $round: $(cat "$base.parse")"
-			record "$round" "$dev" "cm_$step" conn us/conn fail invalid 1 \
-				"${base##*/}"
-		fi
+		record_parsed "$round" "$dev" "cm_$step" conn us/conn "$st" \
+			"$base" cmtime "$step" "${files[@]}"
 	done
-	rm -f "$base.parse"
 }
 
 # Kernel memory per connection: xiw-connscale makes $mem_conns
@@ -321,7 +333,7 @@ cmtime_run() {	# cmtime_run ROUND DEVICE
 # counted, with the connections idle. Rows: conn_slab, conn_vmalloc and
 # their sum conn_kmem, KiB per connection.
 connmem_run() {	# connmem_run ROUND DEVICE
-	local round=$1 dev=$2 base st=0 key row value
+	local round=$1 dev=$2 base st=0 row
 	base=$raw/$dev-connscale-r$round
 	run_start=$SECONDS
 	configure "$dev"
@@ -334,24 +346,9 @@ connmem_run() {	# connmem_run ROUND DEVICE
 		st=$?
 	fi
 	for row in slab vmalloc kmem; do
-		key=${row}_per_conn_kib
-		if [ "$st" = setup ]; then
-			record "$round" "$dev" "conn_$row" mem KiB/conn fail \
-				"fail(setup)" 1 "${base##*/}"
-		elif [ "$st" -ne 0 ]; then
-			record "$round" "$dev" "conn_$row" mem KiB/conn fail \
-				"fail(rc=$st)" 1 "${base##*/}"
-		elif value=$(python3 "$report" connscale "$key" "$base.client" \
-				2> "$base.parse"); then
-			record "$round" "$dev" "conn_$row" mem KiB/conn "$value" ok 1 \
-				"${base##*/}"
-		else
-			log "$dev connscale round $round: $(cat "$base.parse")"
-			record "$round" "$dev" "conn_$row" mem KiB/conn fail invalid 1 \
-				"${base##*/}"
-		fi
+		record_parsed "$round" "$dev" "conn_$row" mem KiB/conn "$st" \
+			"$base" connscale "${row}_per_conn_kib" "$base.client"
 	done
-	rm -f "$base.parse"
 }
 
 # TCP baseline over d0, the path xiw's connections take.
