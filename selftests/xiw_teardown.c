@@ -213,7 +213,7 @@ static int td_half_open(FIXTURE_DATA(td) *self, const char *addr,
 }
 
 /* The listener's process dies: its half-open connection is reset. */
-TEST_F(td, listener_exit_resets_half_open)
+TEST_F_TIMEOUT(td, listener_exit_resets_half_open, 120)
 {
 	long long ms;
 
@@ -233,7 +233,7 @@ TEST_F(td, listener_exit_resets_half_open)
 }
 
 /* rdma link delete with the listener alive and a half-open connection. */
-TEST_F(td, half_open_across_link_delete)
+TEST_F_TIMEOUT(td, half_open_across_link_delete, 120)
 {
 	long long t0, ms;
 
@@ -253,7 +253,7 @@ TEST_F(td, half_open_across_link_delete)
 }
 
 /* rmmod with the listener alive and a half-open connection. */
-TEST_F(td, half_open_across_rmmod)
+TEST_F_TIMEOUT(td, half_open_across_rmmod, 120)
 {
 	ASSERT_EQ(0, td_listen(&self->l, TD_ADDR, NULL));
 	ASSERT_EQ(0, td_half_open(self, TD_ADDR, NULL));
