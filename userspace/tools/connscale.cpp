@@ -22,8 +22,8 @@
 //   slab_per_conn_kib, vmalloc_per_conn_kib, kmem_per_conn_kib (the sum
 //   of the two), free_per_conn_kib, then after_slab_kib,
 //   after_vmalloc_kib, then "cache NAME KIB" per connection for each
-//   slab cache that grew (from /proc/slabinfo). Exit 0 only if every connection was made, moved
-//   its data and was torn down.
+//   slab cache that grew (from /proc/slabinfo). Exit 0 only if every
+//   connection was made, moved its data and was torn down.
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -538,7 +539,9 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (opt.addr.empty() || optind != argc)
+	// One listener port per process, all checked before any is forked.
+	if (opt.addr.empty() || optind != argc ||
+	    opt.port + (opt.conns - 1) / opt.per_proc > 65535)
 		usage();
 	// A child that died must not take the parent with it.
 	std::signal(SIGPIPE, SIG_IGN);
@@ -548,8 +551,6 @@ int main(int argc, char **argv)
 		unsigned count = std::min(opt.per_proc, opt.conns - done);
 		int down[2], up[2];
 
-		if (opt.port + i > 65535)
-			usage();
 		if (pipe(down) || pipe(up))
 			die("pipe", errno);
 		std::fflush(nullptr);
