@@ -18,7 +18,8 @@
 # XIW_VM_APPEND adds to the guest kernel's command line (for example
 # slub_debug=FZPU to catch heap corruption where it happens). XIW_VM_NET
 # replaces the default "-nic none" with QEMU network options (vm-pair.sh
-# joins two guests this way).
+# joins two guests this way). XIW_VM_QEMU_ARGS adds QEMU options (for
+# example a TCG plugin: -plugin FILE.so,ARG=VALUE).
 #
 # XIW_VM_ROOT=DIR boots another root file system than this machine's
 # (the Debian 13 of scripts/debian13-root.sh), with this machine's kernel:
@@ -172,7 +173,8 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 \
 	-virtfs "local,path=$root_share,mount_tag=host,security_model=none,readonly=on,multidevs=remap" \
 	"${shares[@]}" \
 	-virtfs "local,path=$out,mount_tag=xiwout,security_model=none,multidevs=remap" \
-	${XIW_VM_NET:--nic none} > "$out/qemu.log" 2>&1 || qemu_rc=$?
+	${XIW_VM_NET:--nic none} ${XIW_VM_QEMU_ARGS:-} > "$out/qemu.log" 2>&1 ||
+	qemu_rc=$?
 
 # Anything xiw_klog_scan calls bad means the kernel is unhealthy,
 # whatever the command said; siw's known report is only mentioned.
