@@ -37,7 +37,7 @@ SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
 # xiw_fabric drives the device through libfabric (libfabric-dev).
 $(BUILD)/selftests/xiw_fabric: SELFTEST_LIBS += -lfabric
 
-.PHONY: all module provider selftests install check run bench clean setup fuzz fuzz-codec \
+.PHONY: all module provider selftests install check run bench tcg-prof clean setup fuzz fuzz-codec \
 	check-debug module-debug module-at deb check-deb soak
 
 all: module provider selftests
@@ -100,6 +100,10 @@ run:
 
 bench:
 	scripts/bench.sh
+
+# Instructions per latency round trip, xiw against siw (a TCG plugin).
+tcg-prof:
+	scripts/tcg-prof.sh
 
 fuzz:
 	scripts/fuzz.sh

@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Runs inside the test VM for scripts/tcg-prof.sh, whose QEMU carries the
+# tbprof plugin (scripts/tcg-prof/tbprof.c). Sets up xiw0 on dummy netdev
+# d0 (MPA CRC off, as siw has it by default) and siw0 on d1, then for each
+# perftest latency program and each device runs server and client in
+# this guest twice, with N1 and N2 iterations, between two snapshots of
+# the plugin's counts. The host subtracts the N1 run from the N2 run: what
+# is left is what N2 - N1 iterations cost, without the set-up, the
+# connection and perftest's clock calibration. Writes OUTDIR/kallsyms
+# (to name kernel addresses), OUTDIR/DEV-PROG-N.{server,client} and
+# OUTDIR/done; the plugin writes OUTDIR/snap-*.tsv.
+#
+#   scripts/guest/tcg-prof.sh OUTDIR
+#
+# Environment: PROF_TESTS (default "ib_send_lat ib_write_lat
+# ib_read_lat"), PROF_N1 and PROF_N2 (default 1000 and 5000), PROF_SIZE
+# (bytes, default 64).
+set -u
+. "$(dirname "$0")/../lib.sh"
+xiw_guest_only tcg-prof.sh scripts/tcg-prof.sh
+out=${1:?usage: tcg-prof.sh OUTDIR}
+tests=${PROF_TESTS:-ib_send_lat ib_write_lat ib_read_lat}
+n1=${PROF_N1:-1000} n2=${PROF_N2:-5000} size=${PROF_SIZE:-64}
+[ "$n2" -gt "$n1" ] || { echo "tcg-prof: PROF_N2 must exceed PROF_N1" >&2; exit 2; }
+
+die() { echo "tcg-prof: $*" >&2; exit 1; }
+
+xiw_guest_install ib_core ib_uverbs iw_cm rdma_ucm dummy libcrc32c ||
+	die "installing xiw or the base modules failed"
+for i in 0 1; do
+	ip link add d$i type dummy && ip addr add 10.99.$i.1/24 dev d$i &&
+		ip link set d$i up || die "netdev d$i failed"
+done
+rdma link add xiw0 type xiw netdev d0 || die "rdma link add xiw0 failed"
+echo 0 > /sys/module/xiw/parameters/mpa_crc || die "mpa_crc=0 failed"
+insmod "$XIW_REPO/build/siw/$(uname -r)/siw.ko" &&
+	rdma link add siw0 type siw netdev d1 || die "siw0 failed"
+# Addresses of the kernel's and the modules' functions, for the host.
+echo 0 > /proc/sys/kernel/kptr_restrict
+cp /proc/kallsyms "$out/kallsyms" || die "kallsyms"
+
+# Ask the plugin (on the host, watching this share) for a snapshot NAME
+# and wait until it has written it.
+snap() {	# snap NAME
+	local i
+	echo "$1" > "$out/snap" || die "snapshot $1: cannot write"
+	for i in $(seq 600); do
+		[ -e "$out/snap" ] || return 0
+		sleep 0.1
+	done
+	die "snapshot $1: the plugin did not answer (is QEMU running it?)"
+}
+
+# perftest's port: listening or not, within 5 s?
+port_is() {	# port_is listening|free
+	local i l
+	for i in $(seq 50); do
+		l=$(ss -Hltn 'sport = :18515')
+		case $1 in
+		listening) [ -n "$l" ] && return 0 ;;
+		free) [ -z "$l" ] && return 0 ;;
+		esac
+		sleep 0.1
+	done
+	return 1
+}
+
+# One server and client pair between two snapshots. A client that finds
+# no listener (the last server's still closing, the new one not yet up)
+# is refused; the whole window is then taken again, up to three times.
+measure() {	# measure PROG DEV N
+	local t=$1 dev=$2 n=$3 base=$out/$2-$1-$3 try sp
+	for try in 1 2 3; do
+		port_is free || true
+		snap "pre-$dev-$t-$n"
+		timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
+			> "$base.server" 2>&1 &
+		sp=$!
+		port_is listening || true
+		if timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
+			"${addr[$dev]}" > "$base.client" 2>&1 && wait "$sp"; then
+			snap "post-$dev-$t-$n"
+			return 0
+		fi
+		echo "tcg-prof: $t on $dev, $n iterations: attempt $try failed"
+		tail -n 3 "$base.client"
+		kill "$sp" 2>/dev/null
+		wait "$sp" 2>/dev/null
+		sleep 1
+	done
+	die "$t on $dev, $n iterations: failed three times"
+}
+
+declare -A addr=([xiw0]=10.99.0.1 [siw0]=10.99.1.1)
+for t in $tests; do
+	for dev in xiw0 siw0; do
+		measure "$t" "$dev" "$n1"
+		measure "$t" "$dev" "$n2"
+	done
+done
+echo "$n1 $n2 $size $tests" > "$out/done"

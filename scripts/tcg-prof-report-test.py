@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+"""Tests for tcg-prof-report.py: python3 scripts/tcg-prof-report-test.py"""
+import contextlib
+import importlib.util
+import io
+import os
+import tempfile
+import unittest
+
+here = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location(
+    "tcg_prof_report", os.path.join(here, "tcg-prof-report.py"))
+tp = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tp)
+
+KALLSYMS = """\
+ffffffff81000000 T entry_SYSCALL_64
+ffffffff81001000 T tcp_sendmsg
+ffffffff81002000 T __schedule
+ffffffff81003000 T process_one_work
+ffffffff81004000 T hrtimer_interrupt
+ffffffffc0000000 t xiw_tx_build\t[xiw]
+ffffffffc0100000 t siw_tx_hdt\t[siw]
+"""
+
+
+def block(va, insns, runs, irq=0, cli=0, locked=0, fence=0):
+    return '%x\t%d\t%d\t%d\t%d\t%d\t%d\n' % (va, insns, runs, irq, cli,
+                                             locked, fence)
+
+
+class Report(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
+        self.write('kallsyms', KALLSYMS)
+        self.write('done', '10 20 64 ib_send_lat\n')
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, text):
+        with open(os.path.join(self.d, name), 'w') as f:
+            f.write(text)
+
+    def snaps(self, dev, n, runs_per_iter, extra_noise):
+        """pre: nothing yet; post: n iterations of the given blocks."""
+        self.write('snap-pre-%s-ib_send_lat-%d.tsv' % (dev, n),
+                   block(0xffffffff81001000, 10, 5))
+        post = block(0xffffffff81001000, 10, 5 + n)          # tcp_sendmsg
+        post += block(0xffffffff81001010, 4, n * 2, locked=1)  # its body
+        post += block(0xffffffff81000000, 7, extra_noise)    # syscalls
+        post += block(0xffffffff81004000, 3, n)              # tick
+        post += block(0x401000, 5, n * 100)                  # user
+        for va, insns, per in runs_per_iter:
+            post += block(va, insns, n * per, irq=1)
+        self.write('snap-post-%s-ib_send_lat-%d.tsv' % (dev, n), post)
+
+    def run_report(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(io.StringIO()):
+            rc = tp.main_args([self.d])
+        return rc, out.getvalue()
+
+    def test_per_iteration_subtracts_the_short_run(self):
+        for dev, va in (('xiw0', 0xffffffffc0000000),
+                        ('siw0', 0xffffffffc0100000)):
+            self.snaps(dev, 10, [(va, 50, 2)], extra_noise=1000)
+            self.snaps(dev, 20, [(va, 50, 2)], extra_noise=10)
+        rc, out = self.run_report()
+        self.assertEqual(rc, 0)
+        lines = {l.split('  ')[1].strip(): l for l in out.splitlines()
+                 if l.startswith('  ') and '  ' in l[2:]}
+        # 10 (tcp_sendmsg) + 2 * 4 (body) + 2 * 50 (driver) per iteration
+        self.assertRegex(lines['work insns'], r'118\.0\s+118\.0\s+1\.00')
+        self.assertRegex(lines['driver'], r'100\.0\s+100\.0\s+1\.00')
+        self.assertRegex(lines['locked'], r'2\.0\s+2\.0\s+1\.00')
+        self.assertRegex(lines['irq-enables'], r'2\.0\s+2\.0')
+        self.assertRegex(lines['tick insns'], r'3\.0\s+3\.0')
+        # syscalls: (10 - 1000) * 7 / 10: kept apart, whatever its sign
+        self.assertRegex(lines['syscall/clock insns'], r'-693\.0')
+        self.assertIn('xiw_tx_build [xiw]', out)
+
+    def test_missing_snapshot_fails(self):
+        self.snaps('xiw0', 10, [], extra_noise=0)
+        rc, _ = self.run_report()
+        self.assertEqual(rc, 1)
+
+    def test_malformed_line_fails(self):
+        for dev in ('xiw0', 'siw0'):
+            for n in (10, 20):
+                self.snaps(dev, n, [], extra_noise=0)
+        self.write('snap-post-siw0-ib_send_lat-20.tsv', 'user\t5\n')
+        rc, _ = self.run_report()
+        self.assertEqual(rc, 1)
+
+    def test_missing_done_fails(self):
+        os.unlink(os.path.join(self.d, 'done'))
+        rc, _ = self.run_report()
+        self.assertEqual(rc, 1)
+
+
+if __name__ == '__main__':
+    unittest.main()

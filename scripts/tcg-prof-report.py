@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+"""What one iteration of each latency program cost the guest kernel, xiw0
+against siw0, from the snapshots of scripts/tcg-prof.sh's plugin.
+
+    scripts/tcg-prof-report.py DIR [TOP]
+
+For each program and device: (counts at post-N2 - pre-N2) - (counts at
+post-N1 - pre-N1), divided by N2 - N1 (DIR/done names them). Kernel
+addresses are named from DIR/kallsyms. Left out of the kernel's totals,
+and shown apart: the system-call entry and gettimeofday path (perftest
+calibrates its clock by calling gettimeofday for a fixed time, so their
+count varies from run to run) and the timer tick (which grows with
+elapsed time, not with work). Exit status 1 if a snapshot is missing.
+"""
+import bisect
+import collections
+import os
+import re
+import sys
+
+KERNEL = 0xffff800000000000
+# The plugin's fourth count, fences, is left out: most fences here are
+# the clock reads of perftest's calibration (rdtsc_ordered()).
+KINDS = ('irq-enables', 'clis', 'locked')
+# perftest's clock calibration: syscalls and the clock they read
+NOISE = re.compile(r'^(entry_SYSCALL_64\w*|do_syscall_64|x64_sys_call|'
+                   r'syscall_\w+|exit_to_user_mode\w*|'
+                   r'fpregs_assert_state_consistent|__put_user_nocheck_8|'
+                   r'__x64_sys_gettimeofday|ktime_get_real_ts64|read_hpet|'
+                   r'read_tsc|__x64_sys_clock_gettime|put_timespec64)$')
+TICK = re.compile(r'(apic_timer|hrtimer|^tick_|_tick$|_tick_|'
+                  r'update_process_times|clockevents|lapic_next|'
+                  r'^irq_enter|^irq_exit|rcu_sched_clock|^account_|'
+                  r'trigger_load_balance|run_local_timers|calc_global_load|'
+                  r'timekeeping|update_wall_time|update_vsyscall|'
+                  r'sysvec_|^handle_irq|^irq_work)')
+
+
+class Symbols:
+    def __init__(self, path):
+        syms = []
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) < 3 or p[1] not in 'tTwW':
+                    continue
+                a = int(p[0], 16)
+                if a:
+                    syms.append((a, p[2] + (' ' + p[3] if len(p) > 3 else '')))
+        syms.sort()
+        self.addrs = [a for a, _ in syms]
+        self.names = [n for _, n in syms]
+
+    def name(self, va):
+        """The function at va, and whether va is its first byte."""
+        i = bisect.bisect_right(self.addrs, va) - 1
+        if i < 0:
+            return '?', False
+        return self.names[i], self.addrs[i] == va
+
+
+def group(name):
+    fn = name.split(' ')[0]
+    if NOISE.match(fn):
+        return 'syscall/clock'
+    if TICK.search(fn):
+        return 'tick'
+    return name[name.index('['):] if '[' in name else 'kernel'
+
+
+def load(path):
+    blocks = {}
+    with open(path) as f:
+        for line in f:
+            p = line.rstrip('\n').split('\t')
+            if len(p) != 7:
+                raise ValueError('%s: bad line %r' % (path, line))
+            v = [int(x) for x in p[1:]]
+            blocks[(int(p[0], 16), v[0])] = v[1:]
+    return blocks
+
+
+def window(d, syms, name):
+    """Per-symbol sums over the blocks run between pre-NAME and post-NAME."""
+    pre = load(os.path.join(d, 'snap-pre-%s.tsv' % name))
+    post = load(os.path.join(d, 'snap-post-%s.tsv' % name))
+    sums = collections.defaultdict(lambda: [0.0] * 7)  # insns runs calls kinds
+    user = 0
+    for (va, insns), v in post.items():
+        runs = v[0] - pre.get((va, insns), [0])[0]
+        if runs <= 0:
+            continue
+        if va < KERNEL:
+            user += runs * insns
+            continue
+        sym, entry = syms.name(va)
+        s = sums[sym]
+        s[0] += runs * insns
+        s[1] += runs
+        s[2] += runs if entry else 0
+        for k in range(len(KINDS)):
+            s[3 + k] += runs * v[1 + k]
+    return sums, user
+
+
+def per_iteration(d, syms, dev, prog, n1, n2):
+    a, ua = window(d, syms, '%s-%s-%d' % (dev, prog, n1))
+    b, ub = window(d, syms, '%s-%s-%d' % (dev, prog, n2))
+    n = n2 - n1
+    out = {}
+    for sym in set(a) | set(b):
+        x = b.get(sym, [0.0] * 7)
+        y = a.get(sym, [0.0] * 7)
+        out[sym] = [(p - q) / n for p, q in zip(x, y)]
+    return out, (ub - ua) / n
+
+
+def totals(per):
+    t = collections.Counter()
+    for sym, v in per.items():
+        g = group(sym)
+        key = 'work' if g not in ('syscall/clock', 'tick') else g
+        t[key + ' insns'] += v[0]
+        if key == 'work':
+            t['blocks'] += v[1]
+            for k, name in enumerate(KINDS):
+                t[name] += v[3 + k]
+            if g.startswith('['):
+                t['driver ' + g] += v[0]
+    t['context switches'] = per.get('__schedule', [0] * 7)[2]
+    t['work items'] = per.get('process_one_work', [0] * 7)[2]
+    return t
+
+
+def main_args(args):
+    if len(args) not in (1, 2):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    d = args[0]
+    top = int(args[1]) if len(args) == 2 else 25
+    try:
+        with open(os.path.join(d, 'done')) as f:
+            fields = f.read().split()
+        n1, n2, size, progs = int(fields[0]), int(fields[1]), fields[2], fields[3:]
+        syms = Symbols(os.path.join(d, 'kallsyms'))
+        res = {(dev, p): per_iteration(d, syms, dev, p, n1, n2)
+               for p in progs for dev in ('xiw0', 'siw0')}
+    except (OSError, ValueError, IndexError) as e:
+        print('tcg-prof-report: %s' % e, file=sys.stderr)
+        return 1
+    print('Per iteration (one round trip, both ends in the guest), %s bytes,'
+          ' %d - %d iterations; kernel unless said.' % (size, n2, n1))
+    for p in progs:
+        tx, ux = res[('xiw0', p)][0], res[('xiw0', p)][1]
+        ts, us = res[('siw0', p)][0], res[('siw0', p)][1]
+        a, b = totals(tx), totals(ts)
+        a['driver'] = a['driver [xiw]']
+        b['driver'] = b['driver [siw]']
+        print('\n%s\n%s' % (p, '-' * len(p)))
+        print('  %-26s %10s %10s %7s' % ('', 'xiw0', 'siw0', 'xiw/siw'))
+        for key in ('work insns', 'driver', 'blocks') + KINDS + (
+                'context switches', 'work items', 'syscall/clock insns',
+                'tick insns'):
+            ratio = '%.2f' % (a[key] / b[key]) if b[key] > 0.05 else '-'
+            print('  %-26s %10.1f %10.1f %7s' % (key, a[key], b[key], ratio))
+        print('  %-26s %10.0f %10.0f   (busy polling: grows with time)' %
+              ('user insns', ux, us))
+        syms = [s for s in set(tx) | set(ts)
+                if group(s) not in ('syscall/clock', 'tick')]
+        syms.sort(key=lambda s: -abs(tx.get(s, [0])[0] - ts.get(s, [0])[0]))
+        print('  largest differences (instructions; calls):')
+        for s in syms[:top]:
+            x, y = tx.get(s, [0.0] * 7), ts.get(s, [0.0] * 7)
+            print('    %-44s %8.0f %8.0f  %6.1f %6.1f' %
+                  (s[:44], x[0], y[0], x[2], y[2]))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main_args(sys.argv[1:]))
