@@ -339,6 +339,10 @@ step "build: xiw.ko with W=1, no warnings" \
 	no_diagnostics "$logs/kbuild-w1.out" make module
 step "build: provider libxiw-rdmav34.so (-Werror)" make provider
 step "build: selftests" make selftests
+# make tcg-prof's QEMU plugin (built there again; only compiled here).
+step "build: tcg-prof plugin (scripts/tcg-prof/tbprof.c, -Werror)" \
+	cc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
+	-o build/tbprof.so scripts/tcg-prof/tbprof.c -lpthread
 # The interoperability selftests need the in-tree siw, built out of tree.
 step "build: siw.ko (reference peer, scripts/siw-build.sh)" \
 	scripts/siw-build.sh "$krel"
@@ -358,9 +362,13 @@ step "lint: clang-tidy (userspace)" cmake --build build/userspace --target tidy
 # Nothing refers outside the tree; requirement IDs resolve (requirements.rst).
 step "lint: references (scripts/check-refs.py)" scripts/check-refs.py
 
-echo "== host tests (ctest, scripts/lib-test.sh)"
+echo "== host tests (ctest, scripts/*-test.*)"
 ctest_results build/userspace host "$logs/ctest.log"
 step "host: kernel-log verdict and TAP reading (scripts/lib-test.sh)" scripts/lib-test.sh
+step "host: make bench's parser (scripts/bench-report-test.py)" \
+	python3 scripts/bench-report-test.py
+step "host: make tcg-prof's report (scripts/tcg-prof-report-test.py)" \
+	python3 scripts/tcg-prof-report-test.py
 
 echo "== VM selftests (QEMU, panic_on_warn=1)"
 scripts/vm-modules.sh "$krel" build/vm/modroot > "$logs/vm-modules.log" 2>&1 ||
