@@ -25,9 +25,8 @@ ffffffffc0100000 t siw_tx_hdt\t[siw]
 """
 
 
-def block(va, insns, runs, irq=0, cli=0, locked=0, fence=0):
-    return '%x\t%d\t%d\t%d\t%d\t%d\t%d\n' % (va, insns, runs, irq, cli,
-                                             locked, fence)
+def block(va, insns, runs, irq=0, cli=0, locked=0):
+    return '%x\t%d\t%d\t%d\t%d\t%d\n' % (va, insns, runs, irq, cli, locked)
 
 
 class Report(unittest.TestCase):

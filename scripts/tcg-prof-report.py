@@ -20,9 +20,8 @@ import re
 import sys
 
 KERNEL = 0xffff800000000000
-# The plugin's fourth count, fences, is left out: most fences here are
-# the clock reads of perftest's calibration (rdtsc_ordered()).
-KINDS = ('irq-enables', 'clis', 'locked')
+KINDS = ('irq-enables', 'clis', 'locked')   # the plugin's columns 4-6
+NCOLS = 3 + len(KINDS)
 # perftest's clock calibration: syscalls and the clock they read
 NOISE = re.compile(r'^(entry_SYSCALL_64\w*|do_syscall_64|x64_sys_call|'
                    r'syscall_\w+|exit_to_user_mode\w*|'
@@ -74,7 +73,7 @@ def load(path):
     with open(path) as f:
         for line in f:
             p = line.rstrip('\n').split('\t')
-            if len(p) != 7:
+            if len(p) != NCOLS:
                 raise ValueError('%s: bad line %r' % (path, line))
             v = [int(x) for x in p[1:]]
             blocks[(int(p[0], 16), v[0])] = v[1:]
@@ -85,7 +84,9 @@ def window(d, syms, name):
     """Per-symbol sums over the blocks run between pre-NAME and post-NAME."""
     pre = load(os.path.join(d, 'snap-pre-%s.tsv' % name))
     post = load(os.path.join(d, 'snap-post-%s.tsv' % name))
-    sums = collections.defaultdict(lambda: [0.0] * 7)  # insns runs calls kinds
+    # per symbol: instructions, block runs, calls (runs of its first
+    # block), then each of KINDS
+    sums = collections.defaultdict(lambda: [0.0] * NCOLS)
     user = 0
     for (va, insns), v in post.items():
         runs = v[0] - pre.get((va, insns), [0])[0]
@@ -110,8 +111,8 @@ def per_iteration(d, syms, dev, prog, n1, n2):
     n = n2 - n1
     out = {}
     for sym in set(a) | set(b):
-        x = b.get(sym, [0.0] * 7)
-        y = a.get(sym, [0.0] * 7)
+        x = b.get(sym, [0.0] * NCOLS)
+        y = a.get(sym, [0.0] * NCOLS)
         out[sym] = [(p - q) / n for p, q in zip(x, y)]
     return out, (ub - ua) / n
 
@@ -128,8 +129,8 @@ def totals(per):
                 t[name] += v[3 + k]
             if g.startswith('['):
                 t['driver ' + g] += v[0]
-    t['context switches'] = per.get('__schedule', [0] * 7)[2]
-    t['work items'] = per.get('process_one_work', [0] * 7)[2]
+    t['context switches'] = per.get('__schedule', [0] * NCOLS)[2]
+    t['work items'] = per.get('process_one_work', [0] * NCOLS)[2]
     return t
 
 
@@ -171,7 +172,7 @@ def main_args(args):
         syms.sort(key=lambda s: -abs(tx.get(s, [0])[0] - ts.get(s, [0])[0]))
         print('  largest differences (instructions; calls):')
         for s in syms[:top]:
-            x, y = tx.get(s, [0.0] * 7), ts.get(s, [0.0] * 7)
+            x, y = tx.get(s, [0.0] * NCOLS), ts.get(s, [0.0] * NCOLS)
             print('    %-44s %8.0f %8.0f  %6.1f %6.1f' %
                   (s[:44], x[0], y[0], x[2], y[2]))
     return 0

@@ -5,14 +5,14 @@
  * many of its instructions are of the kinds that cost more than their
  * count under emulation: those that may enable interrupts (popf, sti: the
  * block ends there and QEMU goes back to its main loop), cli, locked
- * read-modify-writes (a lock prefix, or xchg with memory) and fences.
+ * read-modify-writes (a lock prefix, or xchg with memory).
  *
  * Nothing is written until asked: when the file DIR/snap appears (the
  * guest makes it through its writable share), its first line names a
  * snapshot, every block that ran is written to DIR/snap-NAME.tsv, one
  * line each,
  *
- *	vaddr  insns  runs  irq-enables  clis  locked  fences
+ *	vaddr  insns  runs  irq-enables  clis  locked
  *
  * and DIR/snap is removed once the file is complete. Two snapshots taken
  * around a workload give what it ran. scripts/tcg-prof.sh drives it.
@@ -54,7 +54,7 @@ void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb,
 
 EXPORT int qemu_plugin_version = 1;
 
-enum { K_IRQON, K_CLI, K_LOCKED, K_FENCE, K_NR };
+enum { K_IRQON, K_CLI, K_LOCKED, K_NR };
 
 /* One block, by guest address and length (a block may be translated again). */
 struct block {
@@ -117,9 +117,6 @@ static int insn_kind(const uint8_t *b, size_t len)
 	if (locked || ((b[j] == 0x86 || b[j] == 0x87) && j + 1 < len &&
 		       (b[j + 1] >> 6) != 3))
 		return K_LOCKED;
-	if (b[j] == 0x0f && j + 2 < len && b[j + 1] == 0xae &&
-	    (b[j + 2] == 0xe8 || b[j + 2] == 0xf0 || b[j + 2] == 0xf8))
-		return K_FENCE;
 	return K_NR;
 }
 
@@ -164,12 +161,11 @@ static void snapshot(const char *name)
 		uint64_t runs = __atomic_load_n(&b->runs, __ATOMIC_RELAXED);
 
 		if (va && runs)
-			fprintf(f, "%llx\t%llu\t%llu\t%u\t%u\t%u\t%u\n",
+			fprintf(f, "%llx\t%llu\t%llu\t%u\t%u\t%u\n",
 				(unsigned long long)va,
 				(unsigned long long)b->insns,
 				(unsigned long long)runs, b->kinds[K_IRQON],
-				b->kinds[K_CLI], b->kinds[K_LOCKED],
-				b->kinds[K_FENCE]);
+				b->kinds[K_CLI], b->kinds[K_LOCKED]);
 	}
 	if (fclose(f) == 0)
 		rename(tmp, path);
