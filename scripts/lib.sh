@@ -86,6 +86,34 @@ xiw_guest_only() {	# xiw_guest_only WHO ENTRY-POINT
 	exit 2
 }
 
+# Wait until something listens on TCP PORT (the iWARP listener of an
+# rdma_cm server is a kernel TCP socket), or PID exits, or ~5 s pass.
+xiw_wait_listen() {	# xiw_wait_listen PORT PID
+	local i
+	for i in $(seq 50); do
+		kill -0 "$2" 2>/dev/null || return 1
+		[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ] && return 0
+		sleep 0.1
+	done
+	return 0
+}
+
+# Stop a server we started (a timeout(1) wrapper): TERM, then KILL its
+# child and itself if it lingers, then reap it.
+xiw_stop_server() {	# xiw_stop_server PID
+	local i
+	kill -TERM "$1" 2>/dev/null
+	for i in $(seq 30); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		pkill -KILL -P "$1" 2>/dev/null
+		kill -KILL "$1" 2>/dev/null
+	fi
+	wait "$1" 2>/dev/null
+}
+
 # The module tree scripts/vm-modules.sh prepared for the running kernel:
 # the debug kernel's (XIW_VM_KDIR) or the stock one's.
 xiw_modroot() {

@@ -145,34 +145,6 @@ use_siw() {	# use_siw DEVICE
 	siw_loaded=$1
 }
 
-# Wait until something listens on TCP PORT (the iWARP listener of an
-# rdma_cm server is a kernel TCP socket), or PID exits, or ~5 s pass.
-wait_listen() {	# wait_listen PORT PID
-	local i
-	for i in $(seq 50); do
-		kill -0 "$2" 2>/dev/null || return 1
-		[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ] && return 0
-		sleep 0.1
-	done
-	return 0
-}
-
-# Stop a server we started (a timeout(1) wrapper): TERM, then KILL its
-# child and itself if it lingers, then reap it.
-stop_server() {	# stop_server PID
-	local i
-	kill -TERM "$1" 2>/dev/null
-	for i in $(seq 30); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$1" 2>/dev/null; then
-		pkill -KILL -P "$1" 2>/dev/null
-		kill -KILL "$1" 2>/dev/null
-	fi
-	wait "$1" 2>/dev/null
-}
-
 # Put DEVICE in the configuration its next run measures: xiw's MPA CRC
 # setting, or which siw build is loaded. A siw that cannot be loaded
 # marks the device not ready, which fails its runs.
@@ -231,12 +203,12 @@ perftest_run() {	# perftest_run ROUND DEVICE NAME PROGRAM METRIC ARGS...
 		fi
 		timeout -k 5 "$limit" "$prog" "${args[@]}" > "$base.server" 2>&1 &
 		sp=$!
-		wait_listen 18515 "$sp"
+		xiw_wait_listen 18515 "$sp"
 		xiw_listen_race_client "$race" "$dev $name round $round" -- \
 			timeout -k 5 "$limit" "$prog" "${args[@]}" "${addr[$dev]}" \
 			> "$base.client" 2>&1
 		st=$?
-		stop_server "$sp"
+		xiw_stop_server "$sp"
 		if [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
 			record "$round" "$dev" "$name" "$metric" "$unit" fail \
 				timeout "$attempt" "${base##*/}"
@@ -311,7 +283,7 @@ cmtime_run() {	# cmtime_run ROUND DEVICE
 	fi
 	timeout -k 5 600 cmtime -b "${addr[$dev]}" -p 7471 > "$base.server" 2>&1 &
 	sp=$!
-	wait_listen 7471 "$sp"
+	xiw_wait_listen 7471 "$sp"
 	for ((b = 0; b * conn_batch < conns; b++)); do
 		timeout -k 5 120 cmtime -s "${addr[$dev]}" -p 7471 \
 			-c "$conn_batch" > "$base.b$b.client" 2>&1
@@ -319,7 +291,7 @@ cmtime_run() {	# cmtime_run ROUND DEVICE
 		files+=("$base.b$b.client")
 		[ "$st" -eq 0 ] || break
 	done
-	stop_server "$sp"
+	xiw_stop_server "$sp"
 	for step in connect disconnect; do
 		record_parsed "$round" "$dev" "cm_$step" conn us/conn "$st" \
 			"$base" cmtime "$step" "${files[@]}"
@@ -357,11 +329,11 @@ iperf3_run() {	# iperf3_run ROUND
 	run_start=$SECONDS
 	timeout -k 5 60 iperf3 -s -1 -B 10.99.0.1 > "$base.server" 2>&1 &
 	sp=$!
-	wait_listen 5201 "$sp"
+	xiw_wait_listen 5201 "$sp"
 	timeout -k 5 60 iperf3 -c 10.99.0.1 -t "$duration" -O 1 -J \
 		> "$base.client" 2>&1
 	st=$?
-	stop_server "$sp"
+	xiw_stop_server "$sp"
 	if [ "$st" -ne 0 ]; then
 		record "$round" tcp tcp bw Gb/s fail "fail(rc=$st)" 1 "${base##*/}"
 	elif value=$(python3 "$report" iperf3 "$base.client" 2> "$base.parse"); then
