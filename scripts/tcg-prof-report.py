@@ -163,7 +163,7 @@ def main_args(args):
         for key in ('work insns', 'driver', 'blocks') + KINDS + (
                 'context switches', 'work items', 'syscall/clock insns',
                 'tick insns'):
-            ratio = '%.2f' % (a[key] / b[key]) if b[key] > 0.05 else '-'
+            ratio = '%.2f' % (a[key] / b[key]) if b[key] >= 0.5 else '-'
             print('  %-26s %10.1f %10.1f %7s' % (key, a[key], b[key], ratio))
         print('  %-26s %10.0f %10.0f   (busy polling: grows with time)' %
               ('user insns', ux, us))

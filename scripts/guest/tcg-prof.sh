@@ -42,26 +42,28 @@ echo 0 > /proc/sys/kernel/kptr_restrict
 cp /proc/kallsyms "$out/kallsyms" || die "kallsyms"
 
 # Ask the plugin (on the host, watching this share) for a snapshot NAME
-# and wait until it has written it.
+# and wait until it has written it. The request file is removed here, not
+# by the host (see scripts/tcg-prof/tbprof.c).
 snap() {	# snap NAME
 	local i
+	rm -f "$out/snap-$1.tsv"	# a retried window's old one
 	echo "$1" > "$out/snap" || die "snapshot $1: cannot write"
 	for i in $(seq 600); do
-		[ -e "$out/snap" ] || return 0
+		if [ -e "$out/snap-$1.tsv" ]; then
+			rm -f "$out/snap"
+			return 0
+		fi
 		sleep 0.1
 	done
 	die "snapshot $1: the plugin did not answer (is QEMU running it?)"
 }
 
-# perftest's port: listening or not, within 5 s?
-port_is() {	# port_is listening|free
-	local i l
+# Until perftest's port is free again (the last server's listener gone),
+# for up to 5 s.
+port_free() {
+	local i
 	for i in $(seq 50); do
-		l=$(ss -Hltn 'sport = :18515')
-		case $1 in
-		listening) [ -n "$l" ] && return 0 ;;
-		free) [ -z "$l" ] && return 0 ;;
-		esac
+		[ -z "$(ss -Hltn 'sport = :18515')" ] && return 0
 		sleep 0.1
 	done
 	return 1
@@ -73,12 +75,12 @@ port_is() {	# port_is listening|free
 measure() {	# measure PROG DEV N
 	local t=$1 dev=$2 n=$3 base=$out/$2-$1-$3 try sp
 	for try in 1 2 3; do
-		port_is free || true
+		port_free || true
 		snap "pre-$dev-$t-$n"
 		timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
 			> "$base.server" 2>&1 &
 		sp=$!
-		port_is listening || true
+		xiw_wait_listen 18515 "$sp"
 		if timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
 			"${addr[$dev]}" > "$base.client" 2>&1 && wait "$sp"; then
 			snap "post-$dev-$t-$n"
@@ -86,8 +88,7 @@ measure() {	# measure PROG DEV N
 		fi
 		echo "tcg-prof: $t on $dev, $n iterations: attempt $try failed"
 		tail -n 3 "$base.client"
-		kill "$sp" 2>/dev/null
-		wait "$sp" 2>/dev/null
+		xiw_stop_server "$sp"
 		sleep 1
 	done
 	die "$t on $dev, $n iterations: failed three times"

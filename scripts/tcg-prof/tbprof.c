@@ -7,15 +7,18 @@
  * block ends there and QEMU goes back to its main loop), cli, locked
  * read-modify-writes (a lock prefix, or xchg with memory).
  *
- * Nothing is written until asked: when the file DIR/snap appears (the
- * guest makes it through its writable share), its first line names a
- * snapshot, every block that ran is written to DIR/snap-NAME.tsv, one
- * line each,
+ * Nothing is written until asked: when the file DIR/snap names a
+ * snapshot (its first line; the guest writes it through its writable
+ * share) that DIR/snap-NAME.tsv does not hold yet, every block that ran
+ * is written there, one line each,
  *
  *	vaddr  insns  runs  irq-enables  clis  locked
  *
- * and DIR/snap is removed once the file is complete. Two snapshots taken
- * around a workload give what it ran. scripts/tcg-prof.sh drives it.
+ * under a temporary name renamed when complete. The guest waits for that
+ * file and removes DIR/snap itself: a file the host removed under it can
+ * stay in the guest's 9p dentry cache, and creating it again then fails.
+ * Two snapshots taken around a workload give what it ran.
+ * scripts/tcg-prof.sh drives it.
  *
  *	qemu-system-x86_64 ... -plugin tbprof.so,dir=DIR
  *
@@ -175,7 +178,7 @@ static void snapshot(const char *name)
 static void *watcher(void *arg)
 {
 	const struct timespec period = { 0, 50 * 1000 * 1000 };
-	char trigger[600], name[128];
+	char trigger[600], name[128], done[700];
 
 	(void)arg;
 	snprintf(trigger, sizeof(trigger), "%s/snap", dir);
@@ -189,9 +192,11 @@ static void *watcher(void *arg)
 			name[strspn(name, "abcdefghijklmnopqrstuvwxyz"
 				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")] = 0;
 		fclose(f);
-		if (name[0] && name[0] != '.')
+		if (!name[0] || name[0] == '.')
+			continue;
+		snprintf(done, sizeof(done), "%s/snap-%s.tsv", dir, name);
+		if (access(done, F_OK))
 			snapshot(name);
-		unlink(trigger);
 	}
 	return NULL;
 }
