@@ -339,10 +339,9 @@ step "build: xiw.ko with W=1, no warnings" \
 	no_diagnostics "$logs/kbuild-w1.out" make module
 step "build: provider libxiw-rdmav34.so (-Werror)" make provider
 step "build: selftests" make selftests
-# make tcg-prof's QEMU plugin (built there again; only compiled here).
+# make tcg-prof's QEMU plugin (only compiled here).
 step "build: tcg-prof plugin (scripts/tcg-prof/tbprof.c, -Werror)" \
-	cc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
-	-o build/tbprof.so scripts/tcg-prof/tbprof.c -lpthread
+	make tcg-prof-plugin
 # The interoperability selftests need the in-tree siw, built out of tree.
 step "build: siw.ko (reference peer, scripts/siw-build.sh)" \
 	scripts/siw-build.sh "$krel"

@@ -5,7 +5,7 @@
 # xiw against siw, counted by QEMU itself rather than sampled. Under TCG a
 # sampling profiler cannot see inside code that runs with interrupts or
 # softirqs off (the whole receive path), so this counts instead: a TCG
-# plugin (scripts/tcg-prof/tbprof.c, built here with gcc) counts every
+# plugin (scripts/tcg-prof/tbprof.c, make tcg-prof-plugin) counts every
 # translated block the guest runs, and the guest
 # (scripts/guest/tcg-prof.sh) takes snapshots around each run.
 # scripts/tcg-prof-report.py turns them into instructions, blocks,
@@ -26,11 +26,10 @@ scripts/siw-build.sh "$krel" > /dev/null
 out=build/tcg-prof
 rm -rf "$out"
 mkdir -p "$out"
-cc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
-	-o "$out/tbprof.so" scripts/tcg-prof/tbprof.c -lpthread
+make -s tcg-prof-plugin
 echo "== boot $krel under QEMU with the tbprof plugin"
 vm_rc=0
-XIW_VM_QEMU_ARGS="-plugin $XIW_REPO/$out/tbprof.so,dir=$XIW_REPO/build/vm/tcg-prof" \
+XIW_VM_QEMU_ARGS="-plugin $XIW_REPO/build/tbprof.so,dir=$XIW_REPO/build/vm/tcg-prof" \
 	scripts/vm-run.sh -n tcg-prof -t "${PROF_VM_TIMEOUT:-1800}" -- \
 	env ${PROF_TESTS:+PROF_TESTS="$PROF_TESTS"} \
 	${PROF_N1:+PROF_N1="$PROF_N1"} ${PROF_N2:+PROF_N2="$PROF_N2"} \
