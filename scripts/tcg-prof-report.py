@@ -24,8 +24,8 @@ KINDS = ('irq-enables', 'clis', 'locked')   # the plugin's columns 4-6
 NCOLS = 3 + len(KINDS)
 # perftest's clock calibration: syscalls and the clock they read
 NOISE = re.compile(r'^(entry_SYSCALL_64\w*|do_syscall_64|x64_sys_call|'
-                   r'syscall_\w+|exit_to_user_mode\w*|'
-                   r'fpregs_assert_state_consistent|__put_user_nocheck_8|'
+                   r'syscall_\w+|(arch_)?exit_to_user_mode\w*|'
+                   r'fpregs_assert_state_consistent|__put_user_(nocheck_)?8|'
                    r'__x64_sys_gettimeofday|ktime_get_real_ts64|read_hpet|'
                    r'read_tsc|__x64_sys_clock_gettime|put_timespec64)$')
 TICK = re.compile(r'(apic_timer|hrtimer|^tick_|_tick$|_tick_|'
