@@ -127,6 +127,7 @@ enum xf_op {
 	XF_LINK_ADD,
 	XF_QP_COUNTER,
 	XF_ZCOPY,
+	XF_TX_SET,
 };
 
 FIXTURE(site) {
@@ -185,6 +186,7 @@ XF_SITE(qp_counter_id, XF_QP_COUNTER);
 XF_SITE(zc_ctx, XF_ZCOPY);
 XF_SITE(zc_msg, XF_ZCOPY);
 XF_SITE(zc_page, XF_ZCOPY);
+XF_SITE(tx_set, XF_TX_SET);
 
 FIXTURE_SETUP(site)
 {
@@ -435,6 +437,32 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
 		ASSERT_EQ(0, xf_exchange(&self->p));
 		ASSERT_EQ(-1, xr_check(self->p.srv.buf + 65536, 65536, 21));
+		break;
+	}
+	case XF_TX_SET: {
+		struct ibv_wc wc;
+
+		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR))
+			TH_LOG("%s", self->net.err);
+		ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
+			TH_LOG("%s", self->net.err);
+		ASSERT_EQ(0, xf_arm(variant->site));
+		ASSERT_EQ(0, xr_post(&self->p.cli, IBV_WR_SEND, 4, 0, 64, 0,
+				     NULL, 0));
+		ASSERT_EQ(1, xr_poll(self->p.cli.cq, &wc, 1, XR_WAIT_MS));
+		xf_disarm();
+		/* Nothing to build the message in: a local error. */
+		ASSERT_EQ(IBV_WC_LOC_QP_OP_ERR, wc.status)
+			TH_LOG("%s", xr_wc_str(&wc));
+		ASSERT_EQ(4, wc.wr_id);
+		/* The QP is lost; the next connection sends. */
+		xr_pairs_fini(&self->p, 1);
+		xr_net_fini(&self->net);
+		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR))
+			TH_LOG("%s", self->net.err);
+		ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
+			TH_LOG("after: %s", self->net.err);
+		ASSERT_EQ(0, xf_exchange(&self->p));
 		break;
 	}
 	}

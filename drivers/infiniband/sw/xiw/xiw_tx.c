@@ -43,6 +43,80 @@ module_param(tx_post_bytes, uint, 0644);
 MODULE_PARM_DESC(tx_post_bytes,
 		 "Payload a user post sends in its own system call before the transmit worker takes over, in bytes (default 16384)");
 
+/*
+ * Batch arrays not in use, for the next pass of any QP. A set is held
+ * only while a batch is built and handed to TCP, so a few serve every
+ * QP; the cache keeps as many as there can be passes running at once
+ * without sleeping (one per CPU), and twice that for passes a full
+ * socket holds.
+ */
+static DEFINE_SPINLOCK(xiw_tx_sets_lock);
+static LIST_HEAD(xiw_tx_sets);
+static unsigned int xiw_tx_sets_cached;
+
+/* Borrow a set for the next batch, unless one is held. */
+static bool xiw_tx_set_get(struct xiw_tx *tx)
+{
+	struct xiw_tx_set *set;
+
+	if (tx->set)
+		return true;
+	/* Consulted for every set, cached or not: as if none could be had. */
+	if (xiw_fault(XIW_FAULT_TX_SET))
+		return false;
+	spin_lock(&xiw_tx_sets_lock);
+	set = list_first_entry_or_null(&xiw_tx_sets, struct xiw_tx_set, node);
+	if (set) {
+		list_del(&set->node);
+		xiw_tx_sets_cached--;
+	}
+	spin_unlock(&xiw_tx_sets_lock);
+	if (!set)
+		set = kmalloc(sizeof(*set), GFP_KERNEL | __GFP_NOWARN);
+	if (!set)
+		return false;
+	tx->set = set;
+	tx->room = set->room;
+	tx->piece = set->piece;
+	tx->bv = tx->mbv ?: set->bv;
+	tx->pinned = tx->mpinned ?: set->pinned;
+	return true;
+}
+
+/* Give the set back: nothing of the last batch is left to hand over. */
+static void xiw_tx_set_put(struct xiw_tx *tx)
+{
+	struct xiw_tx_set *set = tx->set;
+
+	if (!set)
+		return;
+	xiw_tx_unpin(tx);
+	tx->set = NULL;
+	tx->room = NULL;
+	tx->piece = NULL;
+	tx->bv = NULL;
+	tx->pinned = NULL;
+	spin_lock(&xiw_tx_sets_lock);
+	if (xiw_tx_sets_cached < 2 * num_possible_cpus()) {
+		list_add(&set->node, &xiw_tx_sets);
+		xiw_tx_sets_cached++;
+		set = NULL;
+	}
+	spin_unlock(&xiw_tx_sets_lock);
+	kfree(set);
+}
+
+/* Module exit: every QP is gone, and so every set is in the cache. */
+void xiw_tx_sets_free(void)
+{
+	struct xiw_tx_set *set, *next;
+
+	list_for_each_entry_safe(set, next, &xiw_tx_sets, node)
+		kfree(set);
+	INIT_LIST_HEAD(&xiw_tx_sets);
+	xiw_tx_sets_cached = 0;
+}
+
 int xiw_tx_create(struct xiw_qp *qp)
 {
 	struct xiw_tx *tx;
@@ -51,18 +125,6 @@ int xiw_tx_create(struct xiw_qp *qp)
 	if (!tx)
 		return -ENOMEM;
 	/* Sized for a connection without markers, by far the usual one. */
-	tx->room = kzalloc(XIW_TX_FPDUS * XIW_TX_HDR_ROOM, GFP_KERNEL);
-	tx->bv = kcalloc(XIW_TX_BVECS, sizeof(*tx->bv), GFP_KERNEL);
-	tx->pinned = kcalloc(XIW_TX_BVECS, sizeof(*tx->pinned), GFP_KERNEL);
-	tx->piece = kcalloc(XIW_TX_BVECS, sizeof(*tx->piece), GFP_KERNEL);
-	if (!tx->room || !tx->bv || !tx->pinned || !tx->piece) {
-		kfree(tx->piece);
-		kfree(tx->pinned);
-		kfree(tx->bv);
-		kfree(tx->room);
-		kfree(tx);
-		return -ENOMEM;
-	}
 	tx->cap = XIW_TX_BVECS;
 	tx->qp = qp;
 	mutex_init(&tx->pass_lock);
@@ -79,14 +141,12 @@ void xiw_tx_destroy(struct xiw_qp *qp)
 		return;
 	xiw_tx_msg_release(&tx->msg);
 	xiw_tx_zc_detach(tx);
-	xiw_tx_unpin(tx);
+	xiw_tx_set_put(tx);
 	if (tx->zpage)
 		put_page(tx->zpage);
-	kfree(tx->piece);
-	kfree(tx->pinned);
+	kfree(tx->mpinned);
 	kfree(tx->mrk);
-	kfree(tx->bv);
-	kfree(tx->room);
+	kfree(tx->mbv);
 	kfree(tx);
 	qp->tx = NULL;
 }
@@ -122,9 +182,9 @@ void xiw_tx_arrays_use(struct xiw_qp *qp, struct xiw_tx_arrays *a)
 	/* A started tx keeps its arrays; a marker batch then fails. */
 	if (!a->bv || READ_ONCE(tx->started))
 		return;
-	xiw_tx_unpin(tx);
-	swap(tx->bv, a->bv);
-	swap(tx->pinned, a->pinned);
+	xiw_tx_set_put(tx);
+	swap(tx->mbv, a->bv);
+	swap(tx->mpinned, a->pinned);
 	swap(tx->mrk, a->mrk);
 	tx->cap = XIW_TX_BVECS_MRK;
 }
@@ -234,7 +294,7 @@ static bool xiw_tx_take_bytes(struct xiw_qp *qp, u32 *bytes)
  * messages while their payload fits in @bytes; the first that does not
  * stays taken and the transmit worker goes on with it.
  */
-static void xiw_tx_pass(struct xiw_qp *qp, u32 bytes)
+static void xiw_tx_pass_run(struct xiw_qp *qp, u32 bytes)
 {
 	struct xiw_tx *tx = qp->tx;
 	int budget = XIW_TX_BUDGET, rv;
@@ -265,12 +325,17 @@ static void xiw_tx_pass(struct xiw_qp *qp, u32 bytes)
 				if (!xiw_tx_take_bytes(qp, &bytes))
 					return;
 			}
-			rv = xiw_tx_build(qp);
+			rv = xiw_tx_set_get(tx) ? xiw_tx_build(qp) : -ENOMEM;
 			if (rv) {
-				/* A range we could not describe: local error. */
+				/*
+				 * A range we could not describe, or no
+				 * memory to build in: a local error.
+				 */
 				if (tx->msg.fin == XIW_FIN_SQ ||
 				    tx->msg.fin == XIW_FIN_IMMDT)
 					xiw_sq_done(qp, tx->msg.sq_idx,
+						    rv == -ENOMEM ?
+						    IB_WC_LOC_QP_OP_ERR :
 						    IB_WC_LOC_PROT_ERR);
 				xiw_tx_msg_release(&tx->msg);
 				xiw_qp_error(qp, IB_EVENT_QP_FATAL);
@@ -313,6 +378,14 @@ static void xiw_tx_pass(struct xiw_qp *qp, u32 bytes)
 	xiw_tx_set_busy(qp, 0);
 }
 
+static void xiw_tx_pass(struct xiw_qp *qp, u32 bytes)
+{
+	xiw_tx_pass_run(qp, bytes);
+	/* A batch TCP could not take all of keeps its set for the next. */
+	if (!qp->tx->busy)
+		xiw_tx_set_put(qp->tx);
+}
+
 static void xiw_tx_work(struct work_struct *work)
 {
 	struct xiw_tx *tx = container_of(work, struct xiw_tx, work);
@@ -351,7 +424,7 @@ void xiw_tx_start(struct xiw_qp *qp)
 
 	xiw_tx_msg_release(&tx->msg);
 	tx->busy = false;
-	xiw_tx_unpin(tx);
+	xiw_tx_set_put(tx);
 	tx->spos = 0;		/* MPA-13: full operation starts here */
 	for (i = 0; i < DDP_NUM_QN; i++)
 		tx->msn[i] = 1;		/* DDP-03 */
@@ -393,6 +466,6 @@ void xiw_tx_stop(struct xiw_qp *qp)
 	/* Zero-copy entries still waiting for their pages are flushed. */
 	xiw_tx_zc_detach(tx);
 	tx->busy = false;
-	xiw_tx_unpin(tx);
+	xiw_tx_set_put(tx);
 	xiw_tx_set_busy(qp, 0);
 }

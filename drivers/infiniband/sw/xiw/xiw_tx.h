@@ -79,6 +79,15 @@ struct xiw_txmsg {
 	struct xiw_zc *zc;	/* sent zero-copy: our reference */
 };
 
+/* One batch's arrays, shared by all QPs through a small cache. */
+struct xiw_tx_set {
+	struct list_head node;	/* in the cache */
+	u8 room[XIW_TX_FPDUS * XIW_TX_HDR_ROOM];
+	struct bio_vec bv[XIW_TX_BVECS];
+	struct bio_vec piece[XIW_TX_BVECS];
+	struct page *pinned[XIW_TX_BVECS];
+};
+
 struct xiw_tx {
 	struct work_struct work;
 	struct mutex pass_lock;	/* one pass at a time: work or doorbell */
@@ -91,12 +100,19 @@ struct xiw_tx {
 	bool busy;		/* mh.msg_iter still has bytes */
 	bool batch_ends_msg;
 	/*
-	 * bv and pinned have cap entries: XIW_TX_BVECS, or XIW_TX_BVECS_MRK
-	 * once a connection with markers asked for more (xiw_tx_arrays).
+	 * The arrays a batch is built in, valid while set is held: a pass
+	 * borrows a set to build a batch and gives it back once TCP has the
+	 * whole batch (xiw_tx_set_get/put), so an idle QP holds none. bv
+	 * and pinned have cap entries: the set's XIW_TX_BVECS, or the QP's
+	 * own XIW_TX_BVECS_MRK (mbv, mpinned) once a connection with
+	 * markers asked for more (xiw_tx_arrays).
 	 */
+	struct xiw_tx_set *set;
 	u32 cap;
 	struct bio_vec *bv;
 	u8 *room;		/* XIW_TX_FPDUS * XIW_TX_HDR_ROOM bytes */
+	struct bio_vec *mbv;
+	struct page **mpinned;
 	/* markers (MPA-30/31), when the peer asked for them */
 	u32 spos;		/* stream bytes sent in full operation */
 	u32 nmrk;		/* markers used in the batch */
