@@ -150,8 +150,9 @@ def main_args(args):
     except (OSError, ValueError, IndexError) as e:
         print('tcg-prof-report: %s' % e, file=sys.stderr)
         return 1
-    print('Per iteration (one round trip, both ends in the guest), %s bytes,'
-          ' %d - %d iterations; kernel unless said.' % (size, n2, n1))
+    print('Per iteration (both ends in the guest: a round trip of %s bytes,'
+          ' or for cmtime a connection made and torn down), %d - %d'
+          ' iterations; kernel unless said.' % (size, n2, n1))
     for p in progs:
         tx, ux = res[('xiw0', p)][0], res[('xiw0', p)][1]
         ts, us = res[('siw0', p)][0], res[('siw0', p)][1]

@@ -16,7 +16,10 @@
 #
 # Environment: PROF_TESTS (default "ib_send_lat ib_write_lat
 # ib_read_lat"), PROF_N1 and PROF_N2 (default 1000 and 5000), PROF_SIZE
-# (bytes, default 64).
+# (bytes, default 64). PROF_TESTS may name cmtime (rdmacm-utils): its
+# iterations are connections, made at once and then torn down, so give it
+# PROF_N1 and PROF_N2 of its own, at most about 70 (siw's limit per
+# process), for example PROF_TESTS=cmtime PROF_N1=32 PROF_N2=64.
 set -u
 . "$(dirname "$0")/../lib.sh"
 xiw_guest_only tcg-prof.sh scripts/tcg-prof.sh
@@ -63,7 +66,8 @@ snap() {	# snap NAME
 port_free() {
 	local i
 	for i in $(seq 50); do
-		[ -z "$(ss -Hltn 'sport = :18515')" ] && return 0
+		[ -z "$(ss -Hltn '( sport = :18515 or sport = :7471 )')" ] &&
+			return 0
 		sleep 0.1
 	done
 	return 1
@@ -77,14 +81,32 @@ measure() {	# measure PROG DEV N
 	for try in 1 2 3; do
 		port_free || true
 		snap "pre-$dev-$t-$n"
-		timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
-			> "$base.server" 2>&1 &
-		sp=$!
-		xiw_wait_listen 18515 "$sp"
-		if timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
-			"${addr[$dev]}" > "$base.client" 2>&1 && wait "$sp"; then
-			snap "post-$dev-$t-$n"
-			return 0
+		if [ "$t" = cmtime ]; then
+			# The server serves until stopped; give it a second to
+			# finish the disconnects the client saw complete.
+			timeout 300 cmtime -b "${addr[$dev]}" -p 7471 \
+				> "$base.server" 2>&1 &
+			sp=$!
+			xiw_wait_listen 7471 "$sp"
+			if timeout 300 cmtime -s "${addr[$dev]}" -p 7471 -c "$n" \
+				> "$base.client" 2>&1 &&
+				! grep -q -i fail "$base.client"; then
+				sleep 1
+				xiw_stop_server "$sp"
+				snap "post-$dev-$t-$n"
+				return 0
+			fi
+		else
+			timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
+				> "$base.server" 2>&1 &
+			sp=$!
+			xiw_wait_listen 18515 "$sp"
+			if timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
+				"${addr[$dev]}" > "$base.client" 2>&1 &&
+				wait "$sp"; then
+				snap "post-$dev-$t-$n"
+				return 0
+			fi
 		fi
 		echo "tcg-prof: $t on $dev, $n iterations: attempt $try failed"
 		tail -n 3 "$base.client"
