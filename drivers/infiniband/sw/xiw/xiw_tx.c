@@ -46,9 +46,9 @@ MODULE_PARM_DESC(tx_post_bytes,
 /*
  * Batch arrays not in use, for the next pass of any QP. A set is held
  * only while a batch is built and handed to TCP, so a few serve every
- * QP; the cache keeps as many as there can be passes running at once
- * without sleeping (one per CPU), and twice that for passes a full
- * socket holds.
+ * QP. The cache keeps up to two per possible CPU; a burst of passes
+ * beyond that (many batches held back by full sockets) takes new sets
+ * and frees them on return.
  */
 static DEFINE_SPINLOCK(xiw_tx_sets_lock);
 static LIST_HEAD(xiw_tx_sets);
@@ -72,7 +72,7 @@ static bool xiw_tx_set_get(struct xiw_tx *tx)
 	}
 	spin_unlock(&xiw_tx_sets_lock);
 	if (!set)
-		set = kmalloc(sizeof(*set), GFP_KERNEL | __GFP_NOWARN);
+		set = kzalloc(sizeof(*set), GFP_KERNEL | __GFP_NOWARN);
 	if (!set)
 		return false;
 	tx->set = set;
