@@ -243,6 +243,23 @@ static int xf_exchange(struct xr_pair *p)
 	return xr_check(p->srv.buf, 64, 11) == -1 ? 0 : -4;
 }
 
+/*
+ * After a failed connection or a lost QP: drop the pair and the
+ * rdma_cm state (the server may hear of the failure late), connect
+ * afresh and exchange a message. 0, or which step failed.
+ */
+static int xf_reconnect(struct xr_net *net, struct xr_pair *p,
+			const struct xr_opts *o)
+{
+	xr_pairs_fini(p, 1);
+	xr_net_fini(net);
+	if (xr_net_init_at(net, XF_ADDR))
+		return -10;
+	if (xr_connect(net, p, 1, o))
+		return -11;
+	return xf_exchange(p);
+}
+
 TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 {
 	struct xr_opts o = { .buflen = 1 << 17, .wr = 8, .sge = 1,
@@ -379,14 +396,8 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 		ASSERT_NE(0, xr_connect(&self->net, &self->p, 1, &o))
 			TH_LOG("connected with %s failing", variant->site);
 		xf_disarm();
-		xr_pairs_fini(&self->p, 1);
-		/* The server may hear of it late: start afresh. */
-		xr_net_fini(&self->net);
-		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR))
-			TH_LOG("%s", self->net.err);
-		ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
+		ASSERT_EQ(0, xf_reconnect(&self->net, &self->p, &o))
 			TH_LOG("after: %s", self->net.err);
-		ASSERT_EQ(0, xf_exchange(&self->p));
 		break;
 	case XF_LINK_ADD:
 		ASSERT_EQ(0, dummy_add("xf1", "02:00:00:00:f1:01"));
@@ -456,13 +467,8 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 			TH_LOG("%s", xr_wc_str(&wc));
 		ASSERT_EQ(4, wc.wr_id);
 		/* The QP is lost; the next connection sends. */
-		xr_pairs_fini(&self->p, 1);
-		xr_net_fini(&self->net);
-		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR))
-			TH_LOG("%s", self->net.err);
-		ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
+		ASSERT_EQ(0, xf_reconnect(&self->net, &self->p, &o))
 			TH_LOG("after: %s", self->net.err);
-		ASSERT_EQ(0, xf_exchange(&self->p));
 		break;
 	}
 	}
