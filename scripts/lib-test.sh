@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 n=0 fails=0 i=0
 
 ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n $1"; sed 's/^/# /' "$2"; }
+not_ok() { sed 's/^/# /' "$2"; n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n $1"; }
 
 # case_klog NAME WANT-RC WANT-REGEX LOG: xiw_klog_check on LOG, as the
 # callers use it, must return WANT-RC; with WANT-RC 1 the report it gives

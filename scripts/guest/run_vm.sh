@@ -82,14 +82,14 @@ kernel_checks() {	# kernel_checks NAME N
 	elif [ -z "$reports" ]; then
 		echo "ok 1 kernel_log_clean"
 	else
-		echo "not ok 1 kernel_log_clean"
 		sed 's/^/# /' <<< "$reports"
+		echo "not ok 1 kernel_log_clean"
 	fi
 	if [ -z "$leaks" ]; then
 		echo "ok 2 kmemleak_clean"
 	else
-		echo "not ok 2 kmemleak_clean"
 		sed 's/^/# /' <<< "$leaks"
+		echo "not ok 2 kmemleak_clean"
 	fi
 	[ -z "$reports" ] && [ -z "$leaks" ]
 }

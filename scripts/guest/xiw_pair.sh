@@ -37,10 +37,12 @@ name=xiw_pair_$role
 n=0
 fails=0
 
+# A result's diagnostics come before its line, as in kselftest's TAP:
+# scripts/check.sh shows a failure with the "#" lines that precede it.
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() {
-	n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n $1"
 	[ -n "${2:-}" ] && [ -s "$2" ] && sed 's/^/# /' "$2" | tail -n 30
+	n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n $1"
 }
 check() {	# check NAME LOG COMMAND...: ok iff COMMAND exits 0
 	local t=$1 log=$2
@@ -229,8 +231,8 @@ clients() {
 			break
 		done
 		if [ "$rc" -eq 0 ] && grep -q "^ *$size " "$log"; then
-			ok "$prog$tag"
 			grep "^ *$size " "$log" | sed 's/^/# /'
+			ok "$prog$tag"
 		else
 			not_ok "$prog$tag" "$log"
 		fi
@@ -319,8 +321,8 @@ await $((++step))
 if timeout 180 qperf -cm1 -t 3 -m 65536 $A rc_bw rc_lat rc_rdma_read_bw \
 	rc_rdma_write_bw > "$log" 2>&1 &&
    [ "$(grep -c -E '^ *(bw|latency) +=' "$log")" -eq 4 ]; then
-	ok "qperf_rc"
 	sed 's/^/# /' "$log"
+	ok "qperf_rc"
 else
 	not_ok "qperf_rc" "$log"
 fi
