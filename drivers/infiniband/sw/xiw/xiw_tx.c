@@ -225,14 +225,22 @@ void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status)
 	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 }
 
-/* Is more work queued? A hint for MSG_MORE and for the doorbell race. */
-static bool xiw_tx_more(struct xiw_qp *qp)
+/*
+ * Is more work queued? For the doorbell race: any entry published. For
+ * MSG_MORE (@now): only work this pass can send next. An entry held back
+ * by the ORD or a fence waits for a Response that cannot come before the
+ * peer has our request, and TCP holds a short segment sent with MSG_MORE
+ * until its probe timer fires (200 ms at least), so a Read posted behind
+ * a full ORD would wait that long for the one before it to go out. The
+ * slot is read without a copy: a hint, checked again when it is taken.
+ */
+static bool xiw_tx_more(struct xiw_qp *qp, bool now)
 {
 	struct xiw_wire *w = &qp->wire;
 	u32 cons = READ_ONCE(qp->sq.cons);
 	struct xiw_sqe *slot = xiw_ring_slot(&qp->sq, cons);
-
 	u32 owed = READ_ONCE(w->irq_tail) - READ_ONCE(w->irq_head);
+	u32 flags;
 
 	/* The Response being sent stays in the IRQ until its last batch. */
 	if (qp->tx->msg.active && qp->tx->msg.fin == XIW_FIN_IRQ)
@@ -240,8 +248,12 @@ static bool xiw_tx_more(struct xiw_qp *qp)
 	if (owed)
 		return true;
 	/* A full ring's next slot is an entry in flight, not a new one. */
-	return cons - READ_ONCE(qp->sq_comp) < qp->sq.num &&
-	       (READ_ONCE(slot->flags) & XIW_SLOT_VALID);
+	if (cons - READ_ONCE(qp->sq_comp) >= qp->sq.num)
+		return false;
+	flags = READ_ONCE(slot->flags);
+	if (!(flags & XIW_SLOT_VALID))
+		return false;
+	return !now || xiw_tx_may_start(qp, flags, READ_ONCE(slot->opcode));
 }
 
 static void xiw_tx_set_busy(struct xiw_qp *qp, u32 busy)
@@ -317,7 +329,7 @@ static void xiw_tx_pass_run(struct xiw_qp *qp, u32 bytes)
 				if (!rv) {
 					xiw_tx_set_busy(qp, 0);
 					/* A slot published as we cleared it? */
-					if (!xiw_tx_more(qp))
+					if (!xiw_tx_more(qp, false))
 						return;
 					xiw_tx_set_busy(qp, 1);
 					continue;
@@ -344,7 +356,7 @@ static void xiw_tx_pass_run(struct xiw_qp *qp, u32 bytes)
 			if (tx->batch_ends_msg && tx->msg.fin == XIW_FIN_IRQ)
 				xiw_tx_irq_retire(qp);
 		}
-		rv = xiw_tx_push(qp, xiw_tx_more(qp));
+		rv = xiw_tx_push(qp, xiw_tx_more(qp, true));
 		if (rv == -EAGAIN)
 			break;		/* write_space kicks us */
 		if (rv) {

@@ -136,6 +136,7 @@ void xiw_tx_msg_release(struct xiw_txmsg *m);
 void xiw_tx_immdt(struct xiw_qp *qp);
 void xiw_tx_finish(struct xiw_qp *qp);
 int xiw_tx_next(struct xiw_qp *qp);
+bool xiw_tx_may_start(struct xiw_qp *qp, u32 flags, u8 opcode);
 
 /* xiw_tx_frame.c */
 int xiw_tx_build(struct xiw_qp *qp);

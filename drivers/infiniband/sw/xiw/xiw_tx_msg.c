@@ -311,16 +311,16 @@ static int xiw_tx_from_sqe(struct xiw_qp *qp, struct xiw_sqe *sqe, u32 idx)
  * through to fail in xiw_tx_from_sqe() once the RTR's Read (sent outside
  * the ORD) is done.
  */
-static bool xiw_tx_may_start(struct xiw_qp *qp, const struct xiw_sqe *sqe)
+bool xiw_tx_may_start(struct xiw_qp *qp, u32 flags, u8 opcode)
 {
 	struct xiw_wire *w = &qp->wire;
 	u32 reads = READ_ONCE(w->orq_tail) - READ_ONCE(w->orq_head);
 
-	if ((sqe->flags & XIW_WQE_FENCE) && reads)
+	if ((flags & XIW_WQE_FENCE) && reads)
 		return false;
-	if ((sqe->opcode == IB_UVERBS_WR_RDMA_READ ||
-	     sqe->opcode == IB_UVERBS_WR_RDMA_READ_WITH_INV ||
-	     xiw_sqe_atomic(sqe->opcode)) &&
+	if ((opcode == IB_UVERBS_WR_RDMA_READ ||
+	     opcode == IB_UVERBS_WR_RDMA_READ_WITH_INV ||
+	     xiw_sqe_atomic(opcode)) &&
 	    reads >= max_t(u32, w->mpa.ord, 1))
 		return false;
 	return true;
@@ -363,7 +363,7 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 			return 0;
 		}
 		memcpy(&sqe, slot, sizeof(sqe));
-		if (!xiw_tx_may_start(qp, &sqe)) {
+		if (!xiw_tx_may_start(qp, sqe.flags, sqe.opcode)) {
 			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return -EAGAIN;
 		}
