@@ -53,6 +53,8 @@ TESTS=(
 	"ib_write_bw_4k_q64  ib_write_bw bw -s 4096 -q 64"
 	"ib_read_bw_64k  ib_read_bw  bw -s 65536"
 	"ib_read_bw_4k   ib_read_bw  bw -s 4096"
+	"ib_read_bw_64k_o1 ib_read_bw bw -s 65536 -o 1"
+	"ib_read_bw_4k_o1  ib_read_bw bw -s 4096 -o 1"
 	"ib_send_bw_64k  ib_send_bw  bw -s 65536"
 	"ib_send_bw_4k   ib_send_bw  bw -s 4096"
 	"ib_write_lat    ib_write_lat lat -s 64"
