@@ -336,6 +336,7 @@ qperf_all() {
 		done
 		[ "$rc" -eq 0 ] || { echo "qperf $t: exit $rc" >> "$log"; return 1; }
 	done
+	rm -f "$log.1"
 	[ "$(grep -c -E '^ *(bw|latency) +=' "$log")" -eq 4 ]
 }
 : > "$log"
