@@ -596,6 +596,7 @@ void xiw_rx_destroy(struct xiw_qp *qp);
 void xiw_rx_start(struct xiw_qp *qp);
 void xiw_rx_stop(struct xiw_qp *qp, bool drain);
 void xiw_rx_kick(struct xiw_qp *qp);
+void xiw_rx_catch_up(struct xiw_qp *qp);
 void xiw_rx_data_ready(struct xiw_qp *qp, struct sock *sk);
 
 /* xiw_cm.c: the IRD/ORD limits (module parameters max_ird, max_ord). */

@@ -307,7 +307,7 @@ void xiw_conn_reply(struct xiw_conn *conn)
 	}
 	xiw_cm_upcall(conn, conn->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
 		      pd, pd_len);
-	xiw_rx_kick(conn->qp);
+	xiw_rx_catch_up(conn->qp);
 }
 
 /* Passive side: the MPA Request arrived; tell the listener's ULP. */
@@ -443,11 +443,11 @@ int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 		goto fail_rts;
 	xiw_cm_upcall(conn, cm_id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 	/*
-	 * Anything that arrived meanwhile is the data path's now. Kicked
+	 * Anything that arrived meanwhile is the data path's now. Taken in
 	 * under conn->lock: once it is dropped the connection may end and
 	 * take the QP's wire down.
 	 */
-	xiw_rx_kick(to_xqp(ibqp));
+	xiw_rx_catch_up(to_xqp(ibqp));
 	mutex_unlock(&conn->lock);
 	xiw_conn_put(conn);	/* the CONNECT_REQUEST's reference */
 	return 0;

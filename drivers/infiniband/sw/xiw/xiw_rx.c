@@ -531,9 +531,8 @@ void xiw_rx_data_ready(struct xiw_qp *qp, struct sock *sk)
  * and release_sock() runs them (and data_ready) after our read, so the
  * softirq path and this one never run at once.
  */
-static void xiw_rx_work(struct work_struct *work)
+static void xiw_rx_pass(struct xiw_rx *rx)
 {
-	struct xiw_rx *rx = container_of(work, struct xiw_rx, work);
 	struct sock *sk;
 	bool more;
 
@@ -547,6 +546,24 @@ static void xiw_rx_work(struct work_struct *work)
 	release_sock(sk);
 	if (more)
 		xiw_rx_kick(rx->qp);
+}
+
+static void xiw_rx_work(struct work_struct *work)
+{
+	xiw_rx_pass(container_of(work, struct xiw_rx, work));
+}
+
+/*
+ * The connection has just reached RTS, in process context, under the
+ * conn's lock (so the wire stays up): take in what arrived before the
+ * socket's callbacks were the data path's, here rather than in the work.
+ * Usually nothing has: a look under the socket lock costs less than a
+ * work item at every connection.
+ */
+void xiw_rx_catch_up(struct xiw_qp *qp)
+{
+	if (qp->rx)
+		xiw_rx_pass(qp->rx);
 }
 
 void xiw_rx_start(struct xiw_qp *qp)
