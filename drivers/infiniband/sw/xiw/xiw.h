@@ -583,6 +583,7 @@ void xiw_tx_start(struct xiw_qp *qp);
 void xiw_tx_stop(struct xiw_qp *qp);
 void xiw_tx_flush(struct xiw_qp *qp);
 void xiw_tx_kick(struct xiw_qp *qp);
+void xiw_tx_kick_queued(struct xiw_qp *qp);
 void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status);
 void xiw_tx_doorbell(struct xiw_qp *qp);
 

@@ -441,7 +441,7 @@ int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 	WRITE_ONCE(qp->err_ev, XIW_NO_EVENT);
 	xiw_qp_hold_queues(qp, true);
 	xiw_qp_set_state(qp, IB_QPS_RTS);
-	xiw_tx_kick(qp);
+	xiw_tx_kick_queued(qp);
 out:
 	mutex_unlock(&qp->state_lock);
 	xiw_tx_arrays_free(&txa);

@@ -452,11 +452,36 @@ void xiw_tx_start(struct xiw_qp *qp)
 	WRITE_ONCE(tx->started, true);
 }
 
-/* Let a pass over what is queued run to its end (before a FIN). */
+/*
+ * Send what is queued before a FIN: a pass right here, in the caller's
+ * context, as a doorbell runs one, then wait for the worker if that pass
+ * left it a large message or the worker was running already. Cheaper at
+ * a disconnect than waking the worker only to wait for it.
+ */
 void xiw_tx_flush(struct xiw_qp *qp)
 {
-	xiw_tx_kick(qp);
-	flush_work(&qp->tx->work);
+	struct xiw_tx *tx = qp->tx;
+
+	mutex_lock(&tx->pass_lock);
+	if (READ_ONCE(tx->started))
+		xiw_tx_pass(qp, READ_ONCE(tx_post_bytes));
+	mutex_unlock(&tx->pass_lock);
+	flush_work(&tx->work);
+}
+
+/*
+ * The QP has just entered RTS: wake the worker only if it has something
+ * to send, the initiator's RTR message or entries posted before. (The
+ * wire's lock was taken and dropped since rtr_pending was set, by this
+ * thread.) xiw_qp_set_state()'s full barrier orders tx->started and the
+ * state before our look at the ring; a provider publishes its slot,
+ * fences, then rings. So a doorbell that came too early for a pass has
+ * its slot seen here, and a later one finds the QP started.
+ */
+void xiw_tx_kick_queued(struct xiw_qp *qp)
+{
+	if (qp->wire.rtr_pending || xiw_tx_more(qp, false))
+		xiw_tx_kick(qp);
 }
 
 /* No socket callback can kick us any more; wait out a running pass. */
