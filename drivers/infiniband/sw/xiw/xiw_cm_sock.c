@@ -72,13 +72,19 @@ static void xiw_sk_write_space(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
+/*
+ * FIN_WAIT1 and FIN_WAIT2 follow a FIN of ours, which only an SQD close
+ * or a Terminate sends, both in RTS, where the work acts on CLOSE_WAIT
+ * and CLOSE alone: no work item for them (two per graceful close).
+ */
 static void xiw_sk_state_change(struct sock *sk)
 {
+	int st = READ_ONCE(sk->sk_state);
 	struct xiw_conn *conn;
 
 	read_lock_bh(&sk->sk_callback_lock);
 	conn = xiw_sk_conn(sk);
-	if (conn)
+	if (conn && st != TCP_FIN_WAIT1 && st != TCP_FIN_WAIT2)
 		xiw_conn_event(conn, XIW_EV_STATE);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
