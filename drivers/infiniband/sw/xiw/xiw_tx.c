@@ -471,16 +471,17 @@ void xiw_tx_flush(struct xiw_qp *qp)
 
 /*
  * The QP has just entered RTS: wake the worker only if it has something
- * to send, the initiator's RTR message or entries posted before. (The
- * wire's lock was taken and dropped since rtr_pending was set, by this
- * thread.) xiw_qp_set_state()'s full barrier orders tx->started and the
- * state before our look at the ring; a provider publishes its slot,
+ * to send, the initiator's RTR message or entries posted before.
+ * rtr_pending belongs to the pass (pass_lock); a doorbell's pass may
+ * already have sent the message and cleared it, which only makes this
+ * kick spare. xiw_qp_set_state()'s full barrier orders tx->started and
+ * the state before our look at the ring; a provider publishes its slot,
  * fences, then rings. So a doorbell that came too early for a pass has
  * its slot seen here, and a later one finds the QP started.
  */
 void xiw_tx_kick_queued(struct xiw_qp *qp)
 {
-	if (qp->wire.rtr_pending || xiw_tx_more(qp, false))
+	if (READ_ONCE(qp->wire.rtr_pending) || xiw_tx_more(qp, false))
 		xiw_tx_kick(qp);
 }
 

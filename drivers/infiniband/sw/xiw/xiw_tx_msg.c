@@ -494,7 +494,7 @@ static int xiw_tx_next_rtr(struct xiw_qp *qp)
 	struct xiw_txmsg *m = &qp->tx->msg;
 	u8 op = w->mpa.rtr - 1;
 
-	w->rtr_pending = false;
+	WRITE_ONCE(w->rtr_pending, false);	/* see xiw_tx_kick_queued() */
 	memset(m, 0, offsetof(struct xiw_txmsg, inl));
 	m->fin = XIW_FIN_NONE;
 	m->active = true;
