@@ -398,14 +398,20 @@ static void xiw_tx_pass(struct xiw_qp *qp, u32 bytes)
 		xiw_tx_set_put(qp->tx);
 }
 
-static void xiw_tx_work(struct work_struct *work)
+/* A pass once the running one, if any, has ended. */
+static void xiw_tx_pass_wait(struct xiw_qp *qp, u32 bytes)
 {
-	struct xiw_tx *tx = container_of(work, struct xiw_tx, work);
+	struct xiw_tx *tx = qp->tx;
 
 	mutex_lock(&tx->pass_lock);
 	if (READ_ONCE(tx->started))
-		xiw_tx_pass(tx->qp, U32_MAX);
+		xiw_tx_pass(qp, bytes);
 	mutex_unlock(&tx->pass_lock);
+}
+
+static void xiw_tx_work(struct work_struct *work)
+{
+	xiw_tx_pass_wait(container_of(work, struct xiw_tx, work)->qp, U32_MAX);
 }
 
 /*
@@ -460,13 +466,8 @@ void xiw_tx_start(struct xiw_qp *qp)
  */
 void xiw_tx_flush(struct xiw_qp *qp)
 {
-	struct xiw_tx *tx = qp->tx;
-
-	mutex_lock(&tx->pass_lock);
-	if (READ_ONCE(tx->started))
-		xiw_tx_pass(qp, READ_ONCE(tx_post_bytes));
-	mutex_unlock(&tx->pass_lock);
-	flush_work(&tx->work);
+	xiw_tx_pass_wait(qp, READ_ONCE(tx_post_bytes));
+	flush_work(&qp->tx->work);
 }
 
 /*
