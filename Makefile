@@ -37,7 +37,7 @@ SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
 # xiw_fabric drives the device through libfabric (libfabric-dev).
 $(BUILD)/selftests/xiw_fabric: SELFTEST_LIBS += -lfabric
 
-.PHONY: all module provider selftests install check run bench tcg-prof tcg-prof-plugin clean setup fuzz fuzz-codec \
+.PHONY: all module provider selftests install check run bench tcg-prof lat-trace tcg-prof-plugin clean setup fuzz fuzz-codec \
 	check-debug module-debug module-at deb check-deb soak
 
 all: module provider selftests
@@ -104,6 +104,10 @@ bench:
 # Instructions per latency round trip, xiw against siw (a TCG plugin).
 tcg-prof:
 	scripts/tcg-prof.sh
+
+# Where the time of a latency round trip goes, xiw against siw (ftrace).
+lat-trace:
+	scripts/lat-trace.sh
 
 # The QEMU plugin tcg-prof loads (make check builds it too).
 tcg-prof-plugin:

@@ -374,6 +374,8 @@ step "host: make bench's parser (scripts/bench-report-test.py)" \
 	python3 scripts/bench-report-test.py
 step "host: make tcg-prof's report (scripts/tcg-prof-report-test.py)" \
 	python3 scripts/tcg-prof-report-test.py
+step "host: make lat-trace's report (scripts/lat-trace-report-test.py)" \
+	python3 scripts/lat-trace-report-test.py
 
 echo "== VM selftests (QEMU, panic_on_warn=1)"
 scripts/vm-modules.sh "$krel" build/vm/modroot > "$logs/vm-modules.log" 2>&1 ||

@@ -62,6 +62,14 @@ xiw_prepare() {
 	scripts/vm-modules.sh "$krel" build/vm/modroot
 }
 
+# As xiw_prepare, and build this kernel's siw.ko (the measuring commands
+# compare xiw with it), and start OUTDIR empty.
+xiw_prepare_vs_siw() {	# xiw_prepare_vs_siw OUTDIR
+	xiw_prepare || return
+	scripts/siw-build.sh "$krel" > /dev/null || return
+	rm -rf "$1" && mkdir -p "$1"
+}
+
 # Run COMMAND in a guest (scripts/vm-run.sh -n NAME -t SECS), show the
 # lines of its output that match RE, then one line: "NAME: passed, OK" or
 # "NAME: FAILED (...)". Returns vm-run.sh's status. (make fuzz, make soak)
@@ -84,6 +92,43 @@ xiw_guest_only() {	# xiw_guest_only WHO ENTRY-POINT
 	[ -n "${XIW_IN_VM:-}" ] && return 0
 	echo "$1: runs inside the test VM; use $2" >&2
 	exit 2
+}
+
+# Inside the guest, for the commands that compare xiw with siw in one
+# guest: install xiw, put xiw0 on dummy netdev d0 (10.99.0.1) with its
+# MPA CRC off, as siw has it by default, and siw0 (this kernel's siw.ko,
+# from scripts/siw-build.sh) on d1 (10.99.1.1). Says what failed on
+# stdout.
+xiw_guest_xiw_siw() {
+	local i
+	xiw_guest_install ib_core ib_uverbs iw_cm rdma_ucm dummy libcrc32c ||
+		return 1
+	for i in 0 1; do
+		ip link add d$i type dummy && ip addr add 10.99.$i.1/24 dev d$i &&
+			ip link set d$i up || { echo "netdev d$i failed"; return 1; }
+	done
+	rdma link add xiw0 type xiw netdev d0 ||
+		{ echo "rdma link add xiw0 failed"; return 1; }
+	echo 0 > /sys/module/xiw/parameters/mpa_crc ||
+		{ echo "mpa_crc=0 failed"; return 1; }
+	insmod "$XIW_REPO/build/siw/$(uname -r)/siw.ko" &&
+		rdma link add siw0 type siw netdev d1 ||
+		{ echo "siw0 failed"; return 1; }
+}
+
+# Until nothing listens on any TCP PORT (the last server's listener
+# gone), for up to 5 s.
+xiw_port_free() {	# xiw_port_free PORT...
+	local i p f="sport = :$1"
+	shift
+	for p in "$@"; do
+		f="$f or sport = :$p"
+	done
+	for i in $(seq 50); do
+		[ -z "$(ss -Hltn "( $f )" 2>/dev/null)" ] && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 # Wait until something listens on TCP PORT (the iWARP listener of an

@@ -21,11 +21,8 @@
 # snapshots in build/vm/tcg-prof/.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-xiw_prepare
-scripts/siw-build.sh "$krel" > /dev/null
 out=build/tcg-prof
-rm -rf "$out"
-mkdir -p "$out"
+xiw_prepare_vs_siw "$out"
 make -s tcg-prof-plugin
 echo "== boot $krel under QEMU with the tbprof plugin"
 vm_rc=0

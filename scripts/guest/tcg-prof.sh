@@ -30,16 +30,7 @@ n1=${PROF_N1:-1000} n2=${PROF_N2:-5000} size=${PROF_SIZE:-64}
 
 die() { echo "tcg-prof: $*" >&2; exit 1; }
 
-xiw_guest_install ib_core ib_uverbs iw_cm rdma_ucm dummy libcrc32c ||
-	die "installing xiw or the base modules failed"
-for i in 0 1; do
-	ip link add d$i type dummy && ip addr add 10.99.$i.1/24 dev d$i &&
-		ip link set d$i up || die "netdev d$i failed"
-done
-rdma link add xiw0 type xiw netdev d0 || die "rdma link add xiw0 failed"
-echo 0 > /sys/module/xiw/parameters/mpa_crc || die "mpa_crc=0 failed"
-insmod "$XIW_REPO/build/siw/$(uname -r)/siw.ko" &&
-	rdma link add siw0 type siw netdev d1 || die "siw0 failed"
+xiw_guest_xiw_siw || die "setting up xiw0 and siw0 failed (above)"
 # Addresses of the kernel's and the modules' functions, for the host.
 echo 0 > /proc/sys/kernel/kptr_restrict
 cp /proc/kallsyms "$out/kallsyms" || die "kallsyms"
@@ -61,25 +52,13 @@ snap() {	# snap NAME
 	die "snapshot $1: the plugin did not answer (is QEMU running it?)"
 }
 
-# Until perftest's port is free again (the last server's listener gone),
-# for up to 5 s.
-port_free() {
-	local i
-	for i in $(seq 50); do
-		[ -z "$(ss -Hltn '( sport = :18515 or sport = :7471 )')" ] &&
-			return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # One server and client pair between two snapshots. A client that finds
 # no listener (the last server's still closing, the new one not yet up)
 # is refused; the whole window is then taken again, up to three times.
 measure() {	# measure PROG DEV N
 	local t=$1 dev=$2 n=$3 base=$out/$2-$1-$3 try sp
 	for try in 1 2 3; do
-		port_free || true
+		xiw_port_free 18515 7471 || true
 		snap "pre-$dev-$t-$n"
 		if [ "$t" = cmtime ]; then
 			# The server serves until stopped; give it a second to
