@@ -414,7 +414,14 @@ bool xiw_count_get(atomic_t *count, int limit);
 int xiw_ring_alloc(struct xiw_ring *ring, u32 num, u32 slot_size,
 		   struct ib_udata *udata, u64 *key);
 void xiw_ring_free(struct xiw_ring *ring);
-void *xiw_ring_slot(const struct xiw_ring *ring, u32 idx);
+
+/* The slot for a free-running index. */
+static inline void *xiw_ring_slot(const struct xiw_ring *ring, u32 idx)
+{
+	return (u8 *)ring->mem + sizeof(struct xiw_ring_ctrl) +
+	       (size_t)(idx & (ring->num - 1)) * ring->slot_size;
+}
+
 int xiw_rqe_post(struct xiw_ring *ring, u32 max_sge,
 		 const struct ib_recv_wr *wr);
 int xiw_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);

@@ -74,13 +74,6 @@ void xiw_ring_free(struct xiw_ring *ring)
 	ring->mmap = NULL;
 }
 
-/* The slot for a free-running index. */
-void *xiw_ring_slot(const struct xiw_ring *ring, u32 idx)
-{
-	return (u8 *)ring->mem + sizeof(struct xiw_ring_ctrl) +
-	       (size_t)(idx & (ring->num - 1)) * ring->slot_size;
-}
-
 int xiw_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma;
