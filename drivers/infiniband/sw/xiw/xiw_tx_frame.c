@@ -4,6 +4,7 @@
  * the MULPDU of the current MSS, with markers, pad and CRC, gathered
  * into a batch of page pieces and handed to TCP in one sendmsg().
  */
+#include <linux/crc32c.h>
 #include <linux/highmem.h>
 #include <linux/net.h>
 #include <linux/skbuff.h>
@@ -34,17 +35,18 @@ static int xiw_bvec_kaddr(const void *p, u32 len, struct bio_vec *bv, int max)
 	return n;
 }
 
-/* The message's bytes [off, off + len) as page pieces. */
-static int xiw_tx_payload(struct xiw_tx *tx, u32 off, u32 len,
-			  struct bio_vec *bv, int max)
+/*
+ * The message's bytes [off, off + len) in its MR ranges as page pieces,
+ * in the caller's RCU section (the pages may be used only there unless
+ * referenced), a user MR's pages referenced until TCP has them if @pin.
+ */
+static int xiw_tx_sge_pieces(struct xiw_tx *tx, u32 off, u32 len,
+			     struct bio_vec *bv, int max, bool pin)
 {
 	struct xiw_txmsg *m = &tx->msg;
-	int n = 0, rv = 0;
+	int n = 0, rv;
 	u32 i;
 
-	if (m->src == XIW_SRC_INLINE)
-		return xiw_bvec_kaddr(m->inl + off, len, bv, max);
-	rcu_read_lock();
 	for (i = 0; i < m->nsge && len; i++) {
 		u32 l;
 
@@ -56,24 +58,32 @@ static int xiw_tx_payload(struct xiw_tx *tx, u32 off, u32 len,
 		rv = xiw_mr_bvec(m->mr[i], m->addr[i] + off, l, bv + n,
 				 max - n);
 		if (rv < 0)
-			break;
-		if (m->mr[i]->type == XIW_MR_USER) {
+			return rv;
+		if (pin && m->mr[i]->type == XIW_MR_USER) {
 			int err = xiw_tx_pin(tx, bv + n, rv);
 
-			if (err) {
-				rv = err;
-				break;
-			}
+			if (err)
+				return err;
 		}
 		n += rv;
 		len -= l;
 		off = 0;
-		rv = 0;
 	}
-	rcu_read_unlock();
-	if (rv < 0)
-		return rv;
 	return len ? -EINVAL : n;
+}
+
+/* The message's bytes [off, off + len) as page pieces. */
+static int xiw_tx_payload(struct xiw_tx *tx, u32 off, u32 len,
+			  struct bio_vec *bv, int max)
+{
+	int n;
+
+	if (tx->msg.src == XIW_SRC_INLINE)
+		return xiw_bvec_kaddr(tx->msg.inl + off, len, bv, max);
+	rcu_read_lock();
+	n = xiw_tx_sge_pieces(tx, off, len, bv, max, true);
+	rcu_read_unlock();
+	return n;
 }
 
 /* ULPDU payload bytes per FPDU for a header of hdr_len (with length). */
@@ -171,6 +181,85 @@ static int xiw_tx_emit_kaddr(struct xiw_qp *qp, const void *p, u32 len,
 }
 
 /*
+ * Copy the message's bytes [off, off + len) to dst: the payload of a
+ * small FPDU, read now rather than when TCP copies the batch, so no
+ * page of the source stays referenced. Returns 0 or a negative errno.
+ */
+static int xiw_tx_copy_payload(struct xiw_tx *tx, u32 off, u32 len, u8 *dst)
+{
+	struct bio_vec *pc = tx->piece;
+	int n, i;
+
+	if (tx->msg.src == XIW_SRC_INLINE) {
+		memcpy(dst, tx->msg.inl + off, len);
+		return 0;
+	}
+	rcu_read_lock();
+	n = xiw_tx_sge_pieces(tx, off, len, pc, XIW_TX_BVECS, false);
+	for (i = 0; i < n; i++) {
+		memcpy_from_page(dst, pc[i].bv_page, pc[i].bv_offset,
+				 pc[i].bv_len);
+		dst += pc[i].bv_len;
+	}
+	rcu_read_unlock();
+	return n < 0 ? n : 0;
+}
+
+/*
+ * The rest of the message as one FPDU, whole in the header room: header,
+ * payload, pad and CRC copied together and handed to TCP as one piece.
+ * For the small messages latency is made of (a short Send or Write, a
+ * Read Request, a small Read Response) this is far less work than the
+ * general path's pieces per part, and holds no page until TCP copies.
+ * Not with markers, whose places the general path works out, nor
+ * zero-copy. Returns 0 when built, 1 if the message does not fit, or a
+ * negative errno as xiw_tx_build().
+ */
+static int xiw_tx_build_one(struct xiw_qp *qp, u32 room)
+{
+	struct xiw_tx *tx = qp->tx;
+	struct xiw_txmsg *m = &tx->msg;
+	u32 chunk = m->len - m->sent;
+	u32 ulpdu = m->hdr_len - MPA_HDR_LEN + chunk;
+	u32 pad = -(MPA_HDR_LEN + ulpdu) & 3;
+	u32 flen = m->hdr_len + chunk + pad + MPA_CRC_LEN;
+	struct iwarp_ctrl *c = (struct iwarp_ctrl *)tx->room;
+	u8 *h = tx->room;
+	u32 crc = 0;
+	int nbv, rv;
+
+	if (chunk > room || flen > XIW_TX_FPDUS * XIW_TX_HDR_ROOM)
+		return 1;
+	memcpy(h, m->hdr, m->hdr_len);
+	c->mpa_len = cpu_to_be16(ulpdu);
+	c->ddp |= DDP_FLAG_LAST;
+	if (m->tagged)
+		((struct iwarp_tagged *)h)->to = cpu_to_be64(m->to + m->sent);
+	else
+		((struct iwarp_untagged *)h)->mo = cpu_to_be32(m->sent);
+	if (chunk) {
+		rv = xiw_tx_copy_payload(tx, m->sent, chunk, h + m->hdr_len);
+		if (rv)
+			return rv;
+	}
+	memset(h + m->hdr_len + chunk, 0, pad);
+	if (qp->wire.mpa.crc)
+		crc = ~crc32c(~0U, h, flen - MPA_CRC_LEN);
+	put_unaligned_le32(crc, h + flen - MPA_CRC_LEN);
+	nbv = xiw_bvec_kaddr(h, flen, tx->bv, tx->cap);
+	if (nbv < 0)
+		return nbv;
+	tx->spos += flen;
+	xiw_count_tx_fpdu(qp, flen);
+	m->sent = m->len;
+	memset(&tx->mh, 0, sizeof(tx->mh));
+	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv, flen);
+	tx->busy = true;
+	tx->batch_ends_msg = true;
+	return 0;
+}
+
+/*
  * Cut the next FPDUs of the current message into tx->bv and start
  * handing them over. Returns 0 when built, a negative errno for a
  * message that cannot be described (a local error).
@@ -188,6 +277,12 @@ int xiw_tx_build(struct xiw_qp *qp)
 
 	if (max > tx->cap)	/* markers without their arrays: cannot be */
 		return -ENOSPC;
+	if (!mrk && !m->zc) {
+		int rv = xiw_tx_build_one(qp, room);
+
+		if (rv <= 0)
+			return rv;
+	}
 	tx->bmrk = tx->mrk;
 	if (hroom)
 		tx->bmrk = (struct mpa_marker *)(hroom + XIW_TX_FPDUS *
