@@ -6,7 +6,7 @@
 # on ftrace once for the whole boot (the function tracer on a few points
 # of the data path, write() entry and exit, the monotonic clock), then
 # runs each perftest latency program on each device, server and client
-# in this guest, ROUNDS times, and keeps each run's trace as
+# in this guest, LAT_ROUNDS times, and keeps each run's trace as
 # OUTDIR/trace-PROG-DEV-ROUND.txt. Tracing is switched on and off with
 # tracing_on only: code is patched once, at the start (on 6.12 under TCG
 # a second round of patching tracepoints in one boot has oopsed).
