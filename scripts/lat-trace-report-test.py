@@ -132,7 +132,7 @@ class Report(unittest.TestCase):
                    ('xiw_sk_data_ready <-x', 6), (EXIT, 15),
                    ('__tcp_transmit_skb <-x', 16), ('tcp_v4_rcv <-x', 7),
                    ('xiw_sk_data_ready <-x', 6),
-                   ('xiw_cq_add <-xiw_sq_done', 6)]
+                   ('xiw_cq_add <-xiw_sq_retire', 6)]
             for text, dt in seq:
                 t += dt
                 lines.append(line(100, t, text, 'ib_read_lat'))
@@ -150,6 +150,13 @@ class Report(unittest.TestCase):
         self.write('trace-other.txt', [])
         count, _ = self.run_report()
         self.assertEqual(count, 0)
+
+    def test_trace_without_messages_is_not_a_run(self):
+        self.write('trace-ib_send_lat-xiw0-1.txt',
+                   [line(100, 1000.0, ENTER)])
+        count, text = self.run_report()
+        self.assertEqual(count, 0)
+        self.assertEqual(text, '')
 
     def test_mid_mean_leaves_out_stalls(self):
         xs = [10.0] * 18 + [2000.0, 3000.0]

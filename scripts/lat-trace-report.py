@@ -68,7 +68,7 @@ def point(rest):
         caller = words[-1] if len(words) > 1 else ''
         if 'rx_complete' in caller:
             return 'rcqe'
-        if 'sq_retire' in caller or 'sq_done' in caller:
+        if 'sq_retire' in caller:
             return 'scqe'
         return None
     return POINTS.get(fn)
@@ -134,6 +134,7 @@ def report(d, out=sys.stdout):
         chain, same = CHAINS[m.group(1)]
         runs[(m.group(1), m.group(2))] += segments(
             load(os.path.join(d, f)), chain, same)
+    runs = {k: v for k, v in runs.items() if v}
     if not runs:
         return 0
     progs = [p for p in CHAINS if any(k[0] == p for k in runs)]
@@ -153,8 +154,8 @@ def report(d, out=sys.stdout):
             med, mm = {}, {}
             for dv in devs:
                 col = [r[i] for r in runs[(prog, dv)]]
-                med[dv] = statistics.median(col) if col else float('nan')
-                mm[dv] = mid_mean(col) if col else float('nan')
+                med[dv] = statistics.median(col)
+                mm[dv] = mid_mean(col)
             line = '  %-16s' % label + ''.join(
                 '%7.1f /%5.1f' % (med[dv], mm[dv]) for dv in devs)
             if 'xiw0' in mm and 'siw0' in mm:
