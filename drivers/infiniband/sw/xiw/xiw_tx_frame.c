@@ -181,6 +181,35 @@ static int xiw_tx_emit_kaddr(struct xiw_qp *qp, const void *p, u32 len,
 }
 
 /*
+ * Write into h the header of the FPDU that carries the message's next
+ * chunk bytes; returns the FPDU's pad length.
+ */
+static u32 xiw_tx_fpdu_hdr(const struct xiw_txmsg *m, u8 *h, u32 chunk)
+{
+	struct iwarp_ctrl *c = (struct iwarp_ctrl *)h;
+	u32 ulpdu = m->hdr_len - MPA_HDR_LEN + chunk;
+
+	memcpy(h, m->hdr, m->hdr_len);
+	c->mpa_len = cpu_to_be16(ulpdu);
+	if (m->sent + chunk == m->len)
+		c->ddp |= DDP_FLAG_LAST;
+	if (m->tagged)
+		((struct iwarp_tagged *)h)->to = cpu_to_be64(m->to + m->sent);
+	else
+		((struct iwarp_untagged *)h)->mo = cpu_to_be32(m->sent);
+	return -(MPA_HDR_LEN + ulpdu) & 3;
+}
+
+/* The batch is tx->bv[0, nbv), len bytes: the next push hands it over. */
+static void xiw_tx_batch_set(struct xiw_tx *tx, int nbv, u32 len)
+{
+	memset(&tx->mh, 0, sizeof(tx->mh));
+	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv, len);
+	tx->busy = true;
+	tx->batch_ends_msg = tx->msg.sent == tx->msg.len;
+}
+
+/*
  * Copy the message's bytes [off, off + len) to dst: the payload of a
  * small FPDU, read now rather than when TCP copies the batch, so no
  * page of the source stays referenced. Returns 0 or a negative errno.
@@ -220,23 +249,16 @@ static int xiw_tx_build_one(struct xiw_qp *qp, u32 room)
 	struct xiw_tx *tx = qp->tx;
 	struct xiw_txmsg *m = &tx->msg;
 	u32 chunk = m->len - m->sent;
-	u32 ulpdu = m->hdr_len - MPA_HDR_LEN + chunk;
-	u32 pad = -(MPA_HDR_LEN + ulpdu) & 3;
-	u32 flen = m->hdr_len + chunk + pad + MPA_CRC_LEN;
-	struct iwarp_ctrl *c = (struct iwarp_ctrl *)tx->room;
 	u8 *h = tx->room;
-	u32 crc = 0;
+	u32 pad, flen, crc = 0;
 	int nbv, rv;
 
-	if (chunk > room || flen > XIW_TX_FPDUS * XIW_TX_HDR_ROOM)
+	/* With the most pad there can be. */
+	if (chunk > room || m->hdr_len + chunk + 3 + MPA_CRC_LEN >
+			    XIW_TX_FPDUS * XIW_TX_HDR_ROOM)
 		return 1;
-	memcpy(h, m->hdr, m->hdr_len);
-	c->mpa_len = cpu_to_be16(ulpdu);
-	c->ddp |= DDP_FLAG_LAST;
-	if (m->tagged)
-		((struct iwarp_tagged *)h)->to = cpu_to_be64(m->to + m->sent);
-	else
-		((struct iwarp_untagged *)h)->mo = cpu_to_be32(m->sent);
+	pad = xiw_tx_fpdu_hdr(m, h, chunk);
+	flen = m->hdr_len + chunk + pad + MPA_CRC_LEN;
 	if (chunk) {
 		rv = xiw_tx_copy_payload(tx, m->sent, chunk, h + m->hdr_len);
 		if (rv)
@@ -252,10 +274,7 @@ static int xiw_tx_build_one(struct xiw_qp *qp, u32 room)
 	tx->spos += flen;
 	xiw_count_tx_fpdu(qp, flen);
 	m->sent = m->len;
-	memset(&tx->mh, 0, sizeof(tx->mh));
-	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv, flen);
-	tx->busy = true;
-	tx->batch_ends_msg = true;
+	xiw_tx_batch_set(tx, nbv, flen);
 	return 0;
 }
 
@@ -294,26 +313,14 @@ int xiw_tx_build(struct xiw_qp *qp)
 		u8 *h = hroom + f * XIW_TX_HDR_ROOM;
 		u32 chunk = min(m->len - m->sent, room);
 		bool last = m->sent + chunk == m->len;
-		struct iwarp_ctrl *c = (struct iwarp_ctrl *)h;
-		u32 ulpdu = m->hdr_len - MPA_HDR_LEN + chunk;
-		u32 pad = -(MPA_HDR_LEN + ulpdu) & 3;
 		u32 spos = tx->spos, nmrk = tx->nmrk, fpdu = tx->spos;
 		int first_bv = nbv, rv;
 		u8 *trailer;
-		u32 crc;
+		u32 pad, crc;
 
 		if (nbv + 4 + XIW_MAX_SGE > XIW_TX_BVECS && f && !mrk)
 			break;
-		memcpy(h, m->hdr, m->hdr_len);
-		c->mpa_len = cpu_to_be16(ulpdu);
-		if (last)
-			c->ddp |= DDP_FLAG_LAST;
-		if (m->tagged) {
-			((struct iwarp_tagged *)h)->to = cpu_to_be64(m->to +
-								     m->sent);
-		} else {
-			((struct iwarp_untagged *)h)->mo = cpu_to_be32(m->sent);
-		}
+		pad = xiw_tx_fpdu_hdr(m, h, chunk);
 		/* MPA-13: a marker due here precedes the length field. */
 		if (mrk && !xiw_mpa_to_marker(fpdu))
 			fpdu += MPA_MARKER_LEN;
@@ -362,14 +369,10 @@ int xiw_tx_build(struct xiw_qp *qp)
 		if (last)
 			break;
 	}
-	memset(&tx->mh, 0, sizeof(tx->mh));
-	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv,
-		      tx->spos - spos0);
+	xiw_tx_batch_set(tx, nbv, tx->spos - spos0);
 	/* Zero-copy: the skbs reference the pages and this message's ubuf. */
 	if (hroom != tx->room)
 		tx->mh.msg_ubuf = &m->zc->u;
-	tx->busy = true;
-	tx->batch_ends_msg = m->sent == m->len;
 	return 0;
 }
 
