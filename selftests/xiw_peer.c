@@ -406,6 +406,31 @@ TEST_F_TIMEOUT(peer, good_send, 60)
 }
 
 /*
+ * MPA-24: FPDUs cut anywhere. The peer sends three Sends one byte per
+ * segment, so every header, payload and CRC arrives in pieces (the
+ * header one byte at a time, too short for its control bytes at first);
+ * each must land whole, in order, with CRC checked.
+ */
+TEST_F_TIMEOUT(peer, good_send_dribbled, 60)
+{
+	static const char *const a[] = { "--linger", "3000", "--dribble", "1",
+					  "send:100", "send:5", "send:1000",
+					  "wait:300", "close", NULL };
+
+	xp_run(_metadata, self, 3000, a);
+	EXPECT_EQ(0, self->seen.peer_exit) XP_LOG_PEER();
+	EXPECT_TRUE(xp_said(self, "full-operation crc=1")) XP_LOG_PEER();
+	EXPECT_FALSE(xp_said(self, "terminate")) XP_LOG_PEER();
+	EXPECT_EQ(1, self->seen.established);
+	ASSERT_EQ(3, self->seen.recv_ok)
+		TH_LOG("bad %d first %s", self->seen.recv_bad,
+		       ibv_wc_status_str(self->seen.first_bad));
+	EXPECT_EQ(100, self->seen.first_len);
+	EXPECT_TRUE(self->seen.first_bytes_ok);
+	EXPECT_EQ(0, self->seen.async_fatal + self->seen.async_access);
+}
+
+/*
  * One hostile row: the peer sends what args say and must see the
  * Terminate `term` and then the close; the listener's QP must raise
  * the async event of V-07 (fatal: QP_FATAL, else QP_ACCESS_ERR) and
@@ -439,6 +464,24 @@ TEST_F_TIMEOUT(peer, bad_crc, 60)
 {
 	xp_hostile(_metadata, self, "send:64!crc",
 		   "terminate layer=0x2 etype=0x0 ecode=0x02 hdrs=none", true);
+}
+
+/* MPA-50 with the FPDU cut into one-byte segments (MPA-24). */
+TEST_F_TIMEOUT(peer, bad_crc_dribbled, 60)
+{
+	const char *const a[] = { "--linger", "5000", "--dribble", "1",
+				  "--expect",
+				  "terminate layer=0x2 etype=0x0 ecode=0x02 hdrs=none",
+				  "--expect", "close", "send:64!crc", NULL };
+
+	xp_run(_metadata, self, 3000, a);
+	EXPECT_EQ(0, self->seen.peer_exit) XP_LOG_PEER();
+	EXPECT_EQ(1, self->seen.established);
+	EXPECT_EQ(0, self->seen.recv_ok);
+	EXPECT_EQ(1, self->seen.async_fatal)
+		TH_LOG("QP_FATAL %d, QP_ACCESS_ERR %d, other %d",
+		       self->seen.async_fatal, self->seen.async_access,
+		       self->seen.async_other);
 }
 
 /* DDP-04/DDP-07: no such queue */

@@ -75,6 +75,12 @@ struct options {
 	std::uint64_t seed = 1;
 	std::uint64_t frames = 1000;
 	unsigned int mutate_pct = 25;	/* of the frames in --fuzz */
+	/*
+	 * --dribble N: once in full operation, every send() carries at
+	 * most N bytes, a millisecond apart, so the receiver meets FPDUs
+	 * cut anywhere (inside the header, the payload, the CRC).
+	 */
+	std::size_t dribble = 0;
 	bool quiet = false;
 	std::vector<std::string> actions;
 };
@@ -89,6 +95,7 @@ struct options {
 		"  --emss N  --linger MS  --timeout MS  --no-answer-reads\n"
 		"  --atomic-reply ok|id|len|qn|msn (answer Atomic Requests so)\n"
 		"  --force-rtr (responder: pick --rtr even if not offered)\n"
+		"  --dribble N (full operation: N bytes per send, 1 ms apart)\n"
 		"  --expect TEXT (repeatable: a printed line must start with it)\n"
 		"  --fuzz --seed S --frames N [--mutate PCT] (with --connect)\n"
 		"actions (each may end in !FAULT[=VALUE]):\n"
@@ -233,7 +240,9 @@ public:
 	bool send_all(byte_view b)
 	{
 		while (!b.empty()) {
-			const ssize_t n = ::send(fd_, b.data(), b.size(),
+			const std::size_t want =
+				dribble_ ? std::min(dribble_, b.size()) : b.size();
+			const ssize_t n = ::send(fd_, b.data(), want,
 						 MSG_NOSIGNAL);
 
 			if (n < 0 && errno == EINTR)
@@ -241,9 +250,14 @@ public:
 			if (n <= 0)
 				return false;
 			b = b.subspan(static_cast<std::size_t>(n));
+			if (dribble_ && !b.empty())
+				usleep(1000);
 		}
 		return true;
 	}
+
+	/* At most n bytes per send() from now on (0: no limit). */
+	void set_dribble(std::size_t n) { dribble_ = n; }
 
 	/* >0 bytes, 0 EOF, -1 error (errno), -2 timeout */
 	ssize_t recv_some(std::uint8_t *buf, std::size_t len, int timeout_ms)
@@ -281,6 +295,7 @@ private:
 	}
 
 	int fd_ = -1;
+	std::size_t dribble_ = 0;
 };
 
 /* ---- one connection in full operation ---- */
@@ -1072,7 +1087,7 @@ options parse_args(int argc, char **argv)
 		o_connect = 256, o_listen, o_rev, o_crc, o_markers, o_p2p,
 		o_rtr, o_ird, o_ord, o_pd, o_emss, o_linger, o_timeout,
 		o_noanswer, o_forcertr, o_expect, o_fuzz, o_seed, o_frames, o_mutate,
-		o_atomic_reply,
+		o_atomic_reply, o_dribble,
 	};
 	static const struct option longopts[] = {
 		{"connect", required_argument, nullptr, o_connect},
@@ -1096,6 +1111,7 @@ options parse_args(int argc, char **argv)
 		{"seed", required_argument, nullptr, o_seed},
 		{"frames", required_argument, nullptr, o_frames},
 		{"mutate", required_argument, nullptr, o_mutate},
+		{"dribble", required_argument, nullptr, o_dribble},
 		{nullptr, 0, nullptr, 0},
 	};
 	options o;
@@ -1135,6 +1151,7 @@ options parse_args(int argc, char **argv)
 			o.atomic_reply = v;
 			break;
 		case o_forcertr: o.rtr_force = true; break;
+		case o_dribble: o.dribble = num(v); break;
 		case o_expect: o.expect.push_back(v); break;
 		case o_fuzz: o.fuzz = true; break;
 		case o_seed: o.seed = num(v); break;
@@ -1173,6 +1190,7 @@ int run(const options &o)
 
 	if (!s.start(initiator))
 		return kExitNoConnection;
+	c.set_dribble(o.dribble);
 	/* MPA-12: a responder sends nothing before the first FPDU. */
 	if (!initiator) {
 		const auto deadline = clock_type::now() +
