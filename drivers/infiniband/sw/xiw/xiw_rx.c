@@ -38,6 +38,7 @@
  */
 #include <linux/crc32.h>
 #include <linux/crc32c.h>
+#include <linux/highmem.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <net/sock.h>
@@ -86,6 +87,8 @@ static void xiw_rx_unmap(struct xiw_rx *rx)
 	rx->bv_n = 0;
 	rx->bv_len = 0;
 	rx->bv_done = 0;
+	rx->bv_i = 0;
+	rx->bv_off = 0;
 }
 
 void xiw_rx_destroy(struct xiw_qp *qp)
@@ -172,6 +175,37 @@ static const struct skb_checksum_ops xiw_rx_crc_ops = {
 };
 
 /*
+ * Copy len bytes of the slice, from off, into the mapped target where
+ * placement stands (rx->bv_i, rx->bv_off) and move it on. A piece never
+ * crosses a page (xiw_mr_bvec()), so each is one short mapping. 0, or
+ * skb_copy_bits()'s error when the skb is shorter than TCP said.
+ */
+static int xiw_rx_copy(struct xiw_rx *rx, u32 off, u32 len)
+{
+	while (len) {
+		const struct bio_vec *b = &rx->bv[rx->bv_i];
+		u32 n = min(len, b->bv_len - rx->bv_off);
+		u8 *p = kmap_local_page(b->bv_page);
+		int rv;
+
+		rv = skb_copy_bits(rx->skb, off,
+				   p + b->bv_offset + rx->bv_off, n);
+		kunmap_local(p);
+		if (rv)
+			return rv;
+		flush_dcache_page(b->bv_page);
+		off += n;
+		len -= n;
+		rx->bv_off += n;
+		if (rx->bv_off == b->bv_len) {
+			rx->bv_i++;
+			rx->bv_off = 0;
+		}
+	}
+	return 0;
+}
+
+/*
  * Place payload into the target, straight from the socket buffer (the
  * one copy). Returns bytes placed, -EAGAIN when the slice is used up,
  * -EIO after raising an error.
@@ -179,7 +213,6 @@ static const struct skb_checksum_ops xiw_rx_crc_ops = {
 static int xiw_rx_data(struct xiw_rx *rx)
 {
 	struct xiw_qp *qp = rx->qp;
-	struct iov_iter it;
 	bool last;
 	u32 len;
 	int n, i, rv;
@@ -203,8 +236,6 @@ static int xiw_rx_data(struct xiw_rx *rx)
 		rx->bv_len = min_t(size_t, cap, want);
 	}
 	len = min(rx->bv_len - rx->bv_done, rx->skb_left);
-	iov_iter_bvec(&it, ITER_DEST, rx->bv, rx->bv_n, rx->bv_len);
-	iov_iter_advance(&it, rx->bv_done);
 	/*
 	 * The last byte of a tagged message is placed last, on its own: a
 	 * consumer polling it (the usual way to see an RDMA Write arrive;
@@ -215,12 +246,11 @@ static int xiw_rx_data(struct xiw_rx *rx)
 	 */
 	last = rx->last && rx->data_got + len == rx->data_len &&
 	       (rx->tgt == XIW_TGT_WRITE || rx->tgt == XIW_TGT_READ_RESP);
-	rv = skb_copy_datagram_iter(rx->skb, rx->skb_off, &it, len - last);
+	rv = xiw_rx_copy(rx, rx->skb_off, len - last);
 	if (!rv && last) {
 		/* The rest is stored before the last byte; no load pairs. */
 		smp_wmb();
-		rv = skb_copy_datagram_iter(rx->skb, rx->skb_off + len - 1,
-					    &it, 1);
+		rv = xiw_rx_copy(rx, rx->skb_off + len - 1, 1);
 	}
 	if (rv) {
 		/* The slice TCP handed us is shorter than it said. */
@@ -263,6 +293,31 @@ static int xiw_rx_recv(struct xiw_rx *rx, void *buf, u32 len, bool crc)
 		rx->crc = crc32c(rx->crc, buf, len);
 	xiw_rx_consumed(rx, len);
 	return len;
+}
+
+/*
+ * Copy up to len bytes of the slice into buf without using them up:
+ * xiw_rx_take() then uses the first of them. Returns as xiw_rx_recv().
+ */
+static int xiw_rx_peek(struct xiw_rx *rx, void *buf, u32 len)
+{
+	len = min(len, rx->skb_left);
+	if (!len)
+		return -EAGAIN;
+	if (skb_copy_bits(rx->skb, rx->skb_off, buf, len)) {
+		rx->dead = true;
+		return -EIO;
+	}
+	return len;
+}
+
+/* Use up len bytes xiw_rx_peek() copied to buf: CRC them, move on. */
+static void xiw_rx_take(struct xiw_rx *rx, const void *buf, u32 len)
+{
+	if (rx->qp->wire.mpa.crc)
+		rx->crc = crc32c(rx->crc, buf, len);
+	rx->rpos += len;
+	xiw_rx_consumed(rx, len);
 }
 
 /* FPDU bytes: as xiw_rx_recv(), stopping at the next marker. */
@@ -349,21 +404,33 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 		return xiw_rx_marker(rx);
 	switch (rx->phase) {
 	case XIW_RX_HDR: {
+		/*
+		 * Until the control bytes say how long the header is, copy
+		 * as much as the longest one and use this FPDU's header of
+		 * it, so most headers take one copy; what was copied past
+		 * the header stays in the socket buffer, to be read again.
+		 */
 		u32 want = rx->hdr_got < sizeof(struct iwarp_ctrl) ?
-			   sizeof(struct iwarp_ctrl) : rx->hdr_len;
+			   IWARP_MAX_HDR : rx->hdr_len;
+		u32 have, n;
 
 		if (!rx->hdr_got)
 			rx->fpdu = rx->rpos;
-		rv = xiw_rx_bytes(rx, rx->hdr + rx->hdr_got,
-				  want - rx->hdr_got, true);
+		rv = xiw_rx_peek(rx, rx->hdr + rx->hdr_got,
+				 xiw_rx_limit(rx, want - rx->hdr_got));
 		if (rv <= 0)
 			goto sock_end;
-		rx->rpos += rv;
-		rx->hdr_got += rv;
-		if (rx->hdr_got == sizeof(struct iwarp_ctrl)) {
+		have = rx->hdr_got + rv;
+		if (rx->hdr_got < sizeof(struct iwarp_ctrl)) {
 			struct iwarp_ctrl *c = (struct iwarp_ctrl *)rx->hdr;
-			bool tagged = c->ddp & DDP_FLAG_TAGGED;
+			bool tagged;
 
+			n = min_t(u32, have, sizeof(*c)) - rx->hdr_got;
+			xiw_rx_take(rx, rx->hdr + rx->hdr_got, n);
+			rx->hdr_got += n;
+			if (rx->hdr_got < sizeof(*c))
+				return true;
+			tagged = c->ddp & DDP_FLAG_TAGGED;
 			rx->ulpdu_len = be16_to_cpu(c->mpa_len);
 			rx->op = c->rdmap & RDMAP_OPCODE_MASK;
 			rx->last = c->ddp & DDP_FLAG_LAST;
@@ -386,8 +453,11 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 				return false;
 			}
 		}
-		if (rx->hdr_got < sizeof(struct iwarp_ctrl) ||
-		    rx->hdr_got < rx->hdr_len)
+		/* The rest of the header, as far as this copy holds it. */
+		n = min(have, rx->hdr_len) - rx->hdr_got;
+		xiw_rx_take(rx, rx->hdr + rx->hdr_got, n);
+		rx->hdr_got += n;
+		if (rx->hdr_got < rx->hdr_len)
 			return true;
 		if (rx->hdr_err) {
 			xiw_rx_error(rx, rx->hdr_err_le, rx->hdr_err_ec, true);
@@ -413,14 +483,25 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 	case XIW_RX_TRAILER: {
 		u32 pad = rx->trl_len - MPA_CRC_LEN;
 
-		rv = xiw_rx_bytes(rx, rx->trl + rx->trl_got,
-				  rx->trl_len - rx->trl_got, false);
-		if (rv <= 0)
-			goto sock_end;
-		/* The pad is in the CRC (and a marker after it, read apart). */
-		if (qp->wire.mpa.crc && rx->trl_got < pad)
-			rx->crc = crc32c(rx->crc, rx->trl + rx->trl_got,
-					 min_t(u32, rv, pad - rx->trl_got));
+		if (!qp->wire.mpa.crc) {
+			/* Without CRC nothing looks at pad or CRC field. */
+			rv = min(xiw_rx_limit(rx, rx->trl_len - rx->trl_got),
+				 rx->skb_left);
+			if (!rv) {
+				rv = -EAGAIN;
+				goto sock_end;
+			}
+			xiw_rx_consumed(rx, rv);
+		} else {
+			rv = xiw_rx_bytes(rx, rx->trl + rx->trl_got,
+					  rx->trl_len - rx->trl_got, false);
+			if (rv <= 0)
+				goto sock_end;
+			/* The pad is in the CRC (a marker after it apart). */
+			if (rx->trl_got < pad)
+				rx->crc = crc32c(rx->crc, rx->trl + rx->trl_got,
+						 min_t(u32, rv, pad - rx->trl_got));
+		}
 		rx->rpos += rv;
 		rx->trl_got += rv;
 		if (rx->trl_got < rx->trl_len)

@@ -63,6 +63,7 @@ struct xiw_rx {
 	 */
 	u32 bv_n;
 	u32 bv_len, bv_done;	/* bytes mapped, bytes placed of those */
+	u32 bv_i, bv_off;	/* where bv_done is: piece, bytes into it */
 	struct xiw_mr *bv_mr;	/* referenced for the mapping, or NULL */
 
 	enum xiw_rx_phase phase;
