@@ -94,6 +94,12 @@ struct xiw_tx {
 	struct xiw_qp *qp;
 	bool started;
 	struct xiw_txmsg msg;
+	/*
+	 * The SQ entry being taken, copied out of the ring to be checked
+	 * (the pass's, like msg). Not a local: a compiler that zeroes
+	 * locals would clear its 192 bytes on every look at the SQ.
+	 */
+	struct xiw_sqe sqe;
 	u32 msn[DDP_NUM_QN];	/* next MSN per untagged queue */
 	/* the batch being handed to TCP */
 	struct msghdr mh;

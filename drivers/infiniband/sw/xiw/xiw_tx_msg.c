@@ -334,7 +334,7 @@ bool xiw_tx_may_start(struct xiw_qp *qp, u32 flags, u8 opcode)
  */
 static int xiw_tx_next_sqe(struct xiw_qp *qp)
 {
-	struct xiw_sqe sqe, *slot;
+	struct xiw_sqe *sqe = &qp->tx->sqe, *slot;
 	struct xiw_sq_pend *p;
 	unsigned long irqflags;
 	u32 idx;
@@ -362,28 +362,28 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return 0;
 		}
-		memcpy(&sqe, slot, sizeof(sqe));
-		if (!xiw_tx_may_start(qp, sqe.flags, sqe.opcode)) {
+		memcpy(sqe, slot, sizeof(*sqe));
+		if (!xiw_tx_may_start(qp, sqe->flags, sqe->opcode)) {
 			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return -EAGAIN;
 		}
 		qp->sq.cons++;
 		p = &qp->sq_pend[idx & (qp->sq.num - 1)];
-		p->wr_id = sqe.wr_id;
-		p->opcode = xiw_sq_wc_opcode(sqe.opcode, qp->kernel);
-		p->signaled = qp->sig_all || (sqe.flags & XIW_WQE_SIGNALED);
+		p->wr_id = sqe->wr_id;
+		p->opcode = xiw_sq_wc_opcode(sqe->opcode, qp->kernel);
+		p->signaled = qp->sig_all || (sqe->flags & XIW_WQE_SIGNALED);
 		p->done = false;
 		p->status = IB_WC_SUCCESS;
 		p->byte_len = 0;
 		spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 
-		rv = xiw_tx_from_sqe(qp, &sqe, idx);
+		rv = xiw_tx_from_sqe(qp, sqe, idx);
 		if (rv == 1) {
 			p->byte_len = qp->tx->msg.len;
 			if (qp->tx->msg.hdr_len == sizeof(struct iwarp_read_req))
 				p->byte_len = be32_to_cpu(((struct iwarp_read_req *)
 					qp->tx->msg.hdr)->size);
-			else if (xiw_sqe_atomic(sqe.opcode))
+			else if (xiw_sqe_atomic(sqe->opcode))
 				p->byte_len = sizeof(u64);
 			qp->tx->msg.active = true;
 			xiw_tx_zc_begin(qp, &qp->tx->msg);
