@@ -276,28 +276,9 @@ static int xiw_rx_data(struct xiw_rx *rx)
 }
 
 /*
- * Copy up to len bytes of the slice into buf (headers, trailer, markers:
- * small, copied aside to be checked); with crc, CRC them. Returns bytes,
- * or -EAGAIN when the slice is used up.
- */
-static int xiw_rx_recv(struct xiw_rx *rx, void *buf, u32 len, bool crc)
-{
-	len = min(len, rx->skb_left);
-	if (!len)
-		return -EAGAIN;
-	if (skb_copy_bits(rx->skb, rx->skb_off, buf, len)) {
-		rx->dead = true;
-		return -EIO;
-	}
-	if (crc && rx->qp->wire.mpa.crc)
-		rx->crc = crc32c(rx->crc, buf, len);
-	xiw_rx_consumed(rx, len);
-	return len;
-}
-
-/*
  * Copy up to len bytes of the slice into buf without using them up:
- * xiw_rx_take() then uses the first of them. Returns as xiw_rx_recv().
+ * xiw_rx_take() then uses the first of them. Returns bytes, -EAGAIN
+ * when the slice is used up, or -EIO.
  */
 static int xiw_rx_peek(struct xiw_rx *rx, void *buf, u32 len)
 {
@@ -309,6 +290,23 @@ static int xiw_rx_peek(struct xiw_rx *rx, void *buf, u32 len)
 		return -EIO;
 	}
 	return len;
+}
+
+/*
+ * Copy up to len bytes of the slice into buf and use them up (trailer,
+ * markers: small, copied aside to be checked); with crc, CRC them.
+ * Returns as xiw_rx_peek().
+ */
+static int xiw_rx_recv(struct xiw_rx *rx, void *buf, u32 len, bool crc)
+{
+	int rv = xiw_rx_peek(rx, buf, len);
+
+	if (rv <= 0)
+		return rv;
+	if (crc && rx->qp->wire.mpa.crc)
+		rx->crc = crc32c(rx->crc, buf, rv);
+	xiw_rx_consumed(rx, rv);
+	return rv;
 }
 
 /* Use up len bytes xiw_rx_peek() copied to buf: CRC them, move on. */
