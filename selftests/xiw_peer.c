@@ -386,23 +386,34 @@ static bool xp_said(FIXTURE_DATA(peer) *self, const char *prefix)
 #define XP_LOG_PEER() TH_LOG("peer exit %d, said:\n%s", self->seen.peer_exit, \
 			     self->seen.out)
 
+/*
+ * The peer's good Sends, the first of 100 bytes, land byte for byte in
+ * the posted receives: sends of them, with CRC, no Terminate.
+ */
+static void xp_good_sends(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(peer) *self, const char *const *args,
+			  int sends)
+{
+	xp_run(_metadata, self, 3000, args);
+	EXPECT_EQ(0, self->seen.peer_exit) XP_LOG_PEER();
+	EXPECT_TRUE(xp_said(self, "full-operation crc=1")) XP_LOG_PEER();
+	EXPECT_FALSE(xp_said(self, "terminate")) XP_LOG_PEER();
+	EXPECT_EQ(1, self->seen.established);
+	ASSERT_EQ(sends, self->seen.recv_ok)
+		TH_LOG("bad %d first %s", self->seen.recv_bad,
+		       ibv_wc_status_str(self->seen.first_bad));
+	EXPECT_EQ(100, self->seen.first_len);
+	EXPECT_TRUE(self->seen.first_bytes_ok);
+	EXPECT_EQ(0, self->seen.async_fatal + self->seen.async_access);
+}
+
 /* The peer's Send lands byte for byte in the posted receive. */
 TEST_F_TIMEOUT(peer, good_send, 60)
 {
 	static const char *const a[] = { "--linger", "3000", "send:100",
 					  "wait:300", "close", NULL };
 
-	xp_run(_metadata, self, 3000, a);
-	EXPECT_EQ(0, self->seen.peer_exit) XP_LOG_PEER();
-	EXPECT_TRUE(xp_said(self, "full-operation crc=1")) XP_LOG_PEER();
-	EXPECT_FALSE(xp_said(self, "terminate")) XP_LOG_PEER();
-	EXPECT_EQ(1, self->seen.established);
-	ASSERT_EQ(1, self->seen.recv_ok)
-		TH_LOG("bad %d first %s", self->seen.recv_bad,
-		       ibv_wc_status_str(self->seen.first_bad));
-	EXPECT_EQ(100, self->seen.first_len);
-	EXPECT_TRUE(self->seen.first_bytes_ok);
-	EXPECT_EQ(0, self->seen.async_fatal + self->seen.async_access);
+	xp_good_sends(_metadata, self, a, 1);
 }
 
 /*
@@ -417,17 +428,7 @@ TEST_F_TIMEOUT(peer, good_send_dribbled, 60)
 					  "send:100", "send:5", "send:1000",
 					  "wait:300", "close", NULL };
 
-	xp_run(_metadata, self, 3000, a);
-	EXPECT_EQ(0, self->seen.peer_exit) XP_LOG_PEER();
-	EXPECT_TRUE(xp_said(self, "full-operation crc=1")) XP_LOG_PEER();
-	EXPECT_FALSE(xp_said(self, "terminate")) XP_LOG_PEER();
-	EXPECT_EQ(1, self->seen.established);
-	ASSERT_EQ(3, self->seen.recv_ok)
-		TH_LOG("bad %d first %s", self->seen.recv_bad,
-		       ibv_wc_status_str(self->seen.first_bad));
-	EXPECT_EQ(100, self->seen.first_len);
-	EXPECT_TRUE(self->seen.first_bytes_ok);
-	EXPECT_EQ(0, self->seen.async_fatal + self->seen.async_access);
+	xp_good_sends(_metadata, self, a, 3);
 }
 
 /*
