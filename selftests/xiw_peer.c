@@ -388,15 +388,17 @@ static bool xp_said(FIXTURE_DATA(peer) *self, const char *prefix)
 
 /*
  * The peer's good Sends, the first of 100 bytes, land byte for byte in
- * the posted receives: sends of them, with CRC, no Terminate.
+ * the posted receives: sends of them, CRC in use as crc says, no
+ * Terminate.
  */
 static void xp_good_sends(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(peer) *self, const char *const *args,
-			  int sends)
+			  int sends, bool crc)
 {
 	xp_run(_metadata, self, 3000, args);
 	EXPECT_EQ(0, self->seen.peer_exit) XP_LOG_PEER();
-	EXPECT_TRUE(xp_said(self, "full-operation crc=1")) XP_LOG_PEER();
+	EXPECT_TRUE(xp_said(self, crc ? "full-operation crc=1" :
+					"full-operation crc=0")) XP_LOG_PEER();
 	EXPECT_FALSE(xp_said(self, "terminate")) XP_LOG_PEER();
 	EXPECT_EQ(1, self->seen.established);
 	ASSERT_EQ(sends, self->seen.recv_ok)
@@ -413,7 +415,7 @@ TEST_F_TIMEOUT(peer, good_send, 60)
 	static const char *const a[] = { "--linger", "3000", "send:100",
 					  "wait:300", "close", NULL };
 
-	xp_good_sends(_metadata, self, a, 1);
+	xp_good_sends(_metadata, self, a, 1, true);
 }
 
 /*
@@ -428,7 +430,22 @@ TEST_F_TIMEOUT(peer, good_send_dribbled, 60)
 					  "send:100", "send:5", "send:1000",
 					  "wait:300", "close", NULL };
 
-	xp_good_sends(_metadata, self, a, 3);
+	xp_good_sends(_metadata, self, a, 3, true);
+}
+
+/*
+ * The same without CRC (both ends ask for none): the pad and the CRC
+ * field, each cut into pieces, are stepped over, not read.
+ */
+TEST_F_TIMEOUT(peer, good_send_dribbled_no_crc, 60)
+{
+	static const char *const a[] = { "--linger", "3000", "--crc", "0",
+					  "--dribble", "1", "send:100",
+					  "send:5", "send:1000", "wait:300",
+					  "close", NULL };
+
+	ASSERT_EQ(0, xm_param_set("mpa_crc", 0));
+	xp_good_sends(_metadata, self, a, 3, false);
 }
 
 /*
