@@ -62,13 +62,14 @@ int xiw_rx_create(struct xiw_qp *qp)
 
 void xiw_rx_put_rq_mrs(struct xiw_rx *rx)
 {
-	int i;
+	u32 i;
 
-	for (i = 0; i < XIW_MAX_SGE; i++) {
+	for (i = 0; i < rx->rmr_n; i++) {
 		if (rx->rmr[i])
 			xiw_mr_put(rx->rmr[i]);
 		rx->rmr[i] = NULL;
 	}
+	rx->rmr_n = 0;
 }
 
 void xiw_rx_put_mr(struct xiw_rx *rx)

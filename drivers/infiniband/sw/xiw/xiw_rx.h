@@ -93,6 +93,7 @@ struct xiw_rx {
 	bool rq_active;
 	struct xiw_rqe rqe;
 	struct xiw_mr *rmr[XIW_MAX_SGE];
+	u32 rmr_n;		/* rmr[] past this is all NULL */
 	u32 rq_len;		/* the WQE's capacity */
 	u32 msg_got;
 	u32 inval;

@@ -92,6 +92,7 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 		if (!s->length)
 			continue;
 		rx->rmr[i] = xiw_mr_get(qp->xdev, s->lkey);
+		rx->rmr_n = i + 1;
 		if (!rx->rmr[i] ||
 		    xiw_mr_check(rx->rmr[i], qp, s->addr, s->length,
 				 IB_ACCESS_LOCAL_WRITE))
@@ -686,7 +687,7 @@ void xiw_rx_segment_done(struct xiw_rx *rx)
 	if (!rx->first_seen) {
 		rx->first_seen = true;
 		spin_lock_bh(&w->lock);
-		w->hold = false;	/* MPA-12 satisfied */
+		WRITE_ONCE(w->hold, false);	/* MPA-12 satisfied */
 		spin_unlock_bh(&w->lock);
 		xiw_tx_kick(qp);
 	}

@@ -80,7 +80,7 @@ void xiw_rx_terminate(struct xiw_rx *rx)
 		status = IB_WC_REM_INV_REQ_ERR;
 	if (o && (prot || status == IB_WC_REM_INV_REQ_ERR))
 		idx = o->sq_idx;
-	w->term_sent = true;	/* answer a Terminate with none */
+	WRITE_ONCE(w->term_sent, true);	/* answer a Terminate with none */
 	spin_unlock_bh(&w->lock);
 	if (idx != U32_MAX)
 		xiw_sq_done(qp, idx, status);

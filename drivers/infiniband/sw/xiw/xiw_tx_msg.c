@@ -341,6 +341,17 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 	int rv;
 
 	for (;;) {
+		/*
+		 * Most passes end on an empty SQ: see it without sq_lock. A
+		 * slot published after this look comes with a doorbell, or
+		 * xiw_tx_pass_run() sees it when it looks again. Nothing of
+		 * the slot is read on this way out, so no acquire.
+		 */
+		idx = READ_ONCE(qp->sq.cons);
+		slot = xiw_ring_slot(&qp->sq, idx);
+		if (idx - READ_ONCE(qp->sq_comp) < qp->sq.num &&
+		    !(READ_ONCE(slot->flags) & XIW_SLOT_VALID))
+			return 0;
 		spin_lock_irqsave(&qp->sq_lock, irqflags);
 		/* SQD still sends what was posted before it. */
 		if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
@@ -529,8 +540,8 @@ static int xiw_tx_next_term(struct xiw_qp *qp)
 
 	memset(m, 0, offsetof(struct xiw_txmsg, inl));
 	spin_lock_bh(&w->lock);
-	w->term_pending = false;
-	w->term_sent = true;
+	WRITE_ONCE(w->term_pending, false);
+	WRITE_ONCE(w->term_sent, true);
 	memcpy(m->inl, w->term, w->term_len);
 	m->len = w->term_len;
 	spin_unlock_bh(&w->lock);
@@ -594,19 +605,26 @@ void xiw_tx_finish(struct xiw_qp *qp)
 int xiw_tx_next(struct xiw_qp *qp)
 {
 	struct xiw_wire *w = &qp->wire;
-	bool term, hold;
 
-	spin_lock_bh(&w->lock);
-	term = w->term_pending;
-	hold = w->hold || w->term_sent;
-	spin_unlock_bh(&w->lock);
-	if (term)
+	/*
+	 * The flags are set under w->lock, each followed by a kick; a look
+	 * under the lock would see no more than this one, a moment later.
+	 * xiw_tx_next_term() takes the Terminate itself under the lock.
+	 */
+	if (READ_ONCE(w->term_pending))
 		return xiw_tx_next_term(qp);
-	if (hold)
+	if (READ_ONCE(w->hold) || READ_ONCE(w->term_sent))
 		return -EAGAIN;
 	if (w->rtr_pending)
 		return xiw_tx_next_rtr(qp);
-	if (xiw_tx_next_response(qp))
+	/*
+	 * Most passes find the IRQ empty: look without the lock first (and
+	 * before xiw_tx_next_response(), whose entry copy a kernel that
+	 * zeroes locals would clear first). An entry added after this look
+	 * kicks another pass.
+	 */
+	if (READ_ONCE(w->irq_head) != READ_ONCE(w->irq_tail) &&
+	    xiw_tx_next_response(qp))
 		return 1;
 	return xiw_tx_next_sqe(qp);
 }
@@ -645,7 +663,7 @@ void xiw_tx_terminate(struct xiw_qp *qp, u8 layer_etype, u8 ecode,
 		w->term_len = 4;
 	}
 	put_unaligned_be16(flags, body + 2);
-	w->term_pending = true;
+	WRITE_ONCE(w->term_pending, true);
 	spin_unlock_bh(&w->lock);
 	xiw_tx_kick(qp);
 }
