@@ -43,6 +43,9 @@ struct xiw_listen {
 				 */
 };
 
+/* A whole MPA Request or Reply: what one start-up reads or keeps. */
+#define XIW_CONN_FRAME_LEN (sizeof(struct mpa_frame) + MPA_MAX_PD)
+
 struct xiw_conn {
 	struct kref ref;
 	struct list_head all;		/* on xiw_conns, under its lock */
@@ -73,7 +76,7 @@ struct xiw_conn {
 	u16 peer_ird, peer_ord;
 	u16 rtr_offer;			/* p2p flags offered or seen */
 	u32 got;			/* bytes of the frame read so far */
-	u8 frame[sizeof(struct mpa_frame) + MPA_MAX_PD];
+	u8 *frame;			/* XIW_CONN_FRAME_LEN; only until RTS */
 
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
@@ -85,6 +88,7 @@ void xiw_conn_put(struct xiw_conn *conn);
 struct xiw_conn *xiw_conn_alloc(struct xiw_device *xdev,
 				enum xiw_fault_site site);
 void xiw_conn_event(struct xiw_conn *conn, int ev);
+void xiw_conn_free_frame(struct xiw_conn *conn);
 void xiw_conn_arm_timer(struct xiw_conn *conn);
 void xiw_conn_stop_timer(struct xiw_conn *conn);
 int xiw_cm_upcall(struct xiw_conn *conn, struct iw_cm_id *cm_id,

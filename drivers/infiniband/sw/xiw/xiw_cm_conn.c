@@ -37,6 +37,7 @@ static void xiw_conn_release(struct kref *ref)
 	spin_lock_bh(&xiw_conns_lock);
 	list_del(&conn->all);
 	spin_unlock_bh(&xiw_conns_lock);
+	kfree(conn->frame);
 	kfree(conn);
 	if (atomic_dec_and_test(&xdev->num_conn))
 		wake_up_var(&xdev->num_conn);
@@ -60,14 +61,26 @@ void xiw_cm_conn_put(struct xiw_conn *conn)
 static void xiw_conn_work(struct work_struct *work);
 static void xiw_conn_timeout(struct work_struct *work);
 
+/*
+ * A conn, and unless it listens the buffer for its MPA start-up, which
+ * goes once the connection is in RTS (xiw_conn_free_frame()): of a
+ * conn's kilobyte and a half, a connection in use keeps a third.
+ */
 struct xiw_conn *xiw_conn_alloc(struct xiw_device *xdev,
 				enum xiw_fault_site site)
 {
+	bool listen = site == XIW_FAULT_CONN_LISTEN;
 	struct xiw_conn *conn;
+	u8 *frame;
 
-	conn = xiw_fault(site) ? NULL : kzalloc(sizeof(*conn), GFP_KERNEL);
-	if (!conn)
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	frame = listen ? NULL : kzalloc(XIW_CONN_FRAME_LEN, GFP_KERNEL);
+	if (xiw_fault(site) || !conn || (!listen && !frame)) {
+		kfree(frame);
+		kfree(conn);
 		return NULL;
+	}
+	conn->frame = frame;
 	kref_init(&conn->ref);
 	mutex_init(&conn->lock);
 	conn->xdev = xdev;
@@ -80,6 +93,14 @@ struct xiw_conn *xiw_conn_alloc(struct xiw_device *xdev,
 	list_add_tail(&conn->all, &xiw_conns);
 	spin_unlock_bh(&xiw_conns_lock);
 	return conn;
+}
+
+/* The start-up is over: its frame's contents were used or copied. */
+void xiw_conn_free_frame(struct xiw_conn *conn)
+{
+	lockdep_assert_held(&conn->lock);
+	kfree(conn->frame);
+	conn->frame = NULL;
 }
 
 /* Queue the work with an event; the queued run owns a reference. */

@@ -243,7 +243,7 @@ void xiw_conn_connected(struct xiw_conn *conn)
 	rv = xiw_mpa_send(conn, MPA_KEY_REQ, (mpa_crc ? MPA_FLAG_C : 0) |
 			  (conn->mpa.mrk_rx ? MPA_FLAG_M : 0),
 			  conn->mpa.rev == 2 ? &v2 : NULL, pd, pd_len);
-	memset(conn->frame, 0, sizeof(conn->frame));
+	memset(conn->frame, 0, XIW_CONN_FRAME_LEN);
 	if (rv) {
 		xiw_conn_fail(conn, -ECONNRESET, NULL, 0);
 		return;
@@ -307,6 +307,7 @@ void xiw_conn_reply(struct xiw_conn *conn)
 	}
 	xiw_cm_upcall(conn, conn->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
 		      pd, pd_len);
+	xiw_conn_free_frame(conn);	/* pd was in it */
 	xiw_rx_catch_up(conn->qp);
 }
 
@@ -441,6 +442,7 @@ int xiw_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 			  param->private_data_len);
 	if (rv)
 		goto fail_rts;
+	xiw_conn_free_frame(conn);	/* the Request's pd was delivered */
 	xiw_cm_upcall(conn, cm_id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 	/*
 	 * Anything that arrived meanwhile is the data path's now. Taken in
