@@ -330,6 +330,7 @@ enum xe_fault {
 	XE_INV_UNKNOWN,	/* Send with Invalidate of no STag */
 	XE_INV_OTHER_PD,	/* ... of an STag of another PD */
 	XE_RECV_BAD_LKEY,	/* the receive's own lkey is bad */
+	XE_RECV_PAST_MR,	/* its second SGE runs past its MR */
 };
 
 FIXTURE(remote) {
@@ -404,6 +405,17 @@ FIXTURE_VARIANT_ADD(remote, send_inv_other_pd_stag) {
 /* The receive's buffer is not the receiver's to write: local, TERM-04. */
 FIXTURE_VARIANT_ADD(remote, recv_bad_lkey) {
 	.op = IBV_WR_SEND, .fault = XE_RECV_BAD_LKEY, .req = IBV_WC_SUCCESS,
+	.r1 = IBV_WC_LOC_PROT_ERR, .le = 0x00, .ec = 0x00,
+	.req_ev = IBV_EVENT_QP_FATAL, .rsp_ev = IBV_EVENT_QP_FATAL,
+};
+/*
+ * The same with two SGEs of one MR, the second past its end (the MR's
+ * bounds, checked on receipt). Both SGEs' MR references were taken, so
+ * both must go: one left behind is an MR kmemleak reports on the debug
+ * kernel (make check-debug).
+ */
+FIXTURE_VARIANT_ADD(remote, recv_past_mr) {
+	.op = IBV_WR_SEND, .fault = XE_RECV_PAST_MR, .req = IBV_WC_SUCCESS,
 	.r1 = IBV_WC_LOC_PROT_ERR, .le = 0x00, .ec = 0x00,
 	.req_ev = IBV_EVENT_QP_FATAL, .rsp_ev = IBV_EVENT_QP_FATAL,
 };
@@ -485,12 +497,17 @@ TEST_F(remote, outcome)
 	}
 	/* Server: R1 for the faulty message or the Send after it, R2. */
 	if (variant->r1 >= 0) {
-		struct ibv_sge r = xr_sge(s, 4096, variant->fault ==
-					  XE_SMALL_RECV ? 8 : 4096);
+		struct ibv_sge r[2] = {
+			xr_sge(s, 4096, variant->fault == XE_SMALL_RECV ?
+			       8 : 4096),
+			xr_sge(s, XE_BUFLEN - 1024, 4096),
+		};
 
 		if (variant->fault == XE_RECV_BAD_LKEY)
-			r.lkey ^= 0x5a;
-		ASSERT_EQ(0, xr_recv_sgl(s, 0x51, &r, 1));
+			r[0].lkey ^= 0x5a;
+		ASSERT_EQ(0, xr_recv_sgl(s, 0x51, r,
+					 variant->fault == XE_RECV_PAST_MR ?
+					 2 : 1));
 		ASSERT_EQ(0, xr_recv(s, 0x52, XE_SINK, 4096));
 	}
 	if (variant->op == IBV_WR_RDMA_READ)
