@@ -83,7 +83,9 @@ TEST(RingSlots, SizeTheMappingInWholePages)
 	/* 64 + 126 * 32 is exactly one page, one more slot is not. */
 	EXPECT_EQ(xiw::ring_bytes<xiw_cqe>(126, kPage), 4096U);
 	EXPECT_EQ(xiw::ring_bytes<xiw_cqe>(127, kPage), 8192U);
-	EXPECT_EQ(xiw::ring_bytes<xiw_sqe>(64, kPage), 16384U);
+	/* 64 + 64 * 184 fits three pages: the control block costs none. */
+	EXPECT_EQ(xiw::ring_bytes<xiw_sqe>(64, kPage), 12288U);
+	EXPECT_EQ(xiw::ring_bytes<xiw_sqe>(128, kPage), 24576U);
 	EXPECT_EQ(xiw::ring_bytes<xiw_rqe>(16384, kPage),
 		  (64U + 16384U * 144U + 4095U) / 4096U * 4096U);
 	EXPECT_EQ(xiw::ring_bytes<xiw_sqe>(64, xiw::PageSize{65536}), 65536U);

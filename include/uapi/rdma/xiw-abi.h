@@ -15,7 +15,7 @@
  * whose match range does not contain it. Bump on any incompatible change
  * to a structure below.
  */
-#define XIW_ABI_VERSION 2
+#define XIW_ABI_VERSION 3
 
 /*
  * Name of the sysfs attribute, in /sys/class/infiniband/<ibdev>/, that
@@ -93,7 +93,7 @@ struct xiw_sge {
 #define XIW_WQE_FENCE		(1U << 2)
 #define XIW_WQE_INLINE		(1U << 3)
 
-/* Send queue slot: 192 bytes. */
+/* Send queue slot: 184 bytes. */
 struct xiw_sqe {
 	__u32 flags;
 	__u8 opcode;		/* enum ib_uverbs_wr_opcode */
@@ -114,7 +114,6 @@ struct xiw_sqe {
 	 */
 	__u32 mw_lkey;
 	__u32 mw_access;
-	__aligned_u64 reserved;
 	/* With XIW_WQE_INLINE, the data itself, inline_len bytes. */
 	struct xiw_sge sge[XIW_MAX_SGE];
 };

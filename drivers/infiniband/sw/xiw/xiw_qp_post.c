@@ -90,7 +90,6 @@ static int xiw_sqe_fill(struct xiw_qp *qp, struct xiw_sqe *sqe,
 	sqe->swap = 0;
 	sqe->mw_lkey = 0;
 	sqe->mw_access = 0;
-	sqe->reserved = 0;
 
 	switch (wr->opcode) {
 	case IB_WR_SEND_WITH_IMM:

@@ -97,7 +97,7 @@ struct xiw_tx {
 	/*
 	 * The SQ entry being taken, copied out of the ring to be checked
 	 * (the pass's, like msg). Not a local: a compiler that zeroes
-	 * locals would clear its 192 bytes on every look at the SQ.
+	 * locals would clear its 184 bytes on every look at the SQ.
 	 */
 	struct xiw_sqe sqe;
 	u32 msn[DDP_NUM_QN];	/* next MSN per untagged queue */
