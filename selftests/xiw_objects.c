@@ -245,7 +245,7 @@ TEST_F(obj, qp_caps_rounded_and_reported)
 	struct ibv_qp_init_attr a = {
 		.send_cq = self->cq, .recv_cq = self->cq,
 		.cap = { .max_send_wr = 10, .max_recv_wr = 20,
-			 .max_send_sge = 3, .max_recv_sge = 8,
+			 .max_send_sge = 8, .max_recv_sge = 6,
 			 .max_inline_data = 64 },
 		.qp_type = IBV_QPT_RC,
 	};
@@ -284,7 +284,7 @@ TEST_F(obj, qp_bad_attributes_refused)
 	b = a; b.cap.max_send_sge = 9;
 	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
 	EXPECT_EQ(EINVAL, errno);
-	b = a; b.cap.max_recv_sge = 9;
+	b = a; b.cap.max_recv_sge = 7;
 	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
 	b = a; b.cap.max_inline_data = 129;
 	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
@@ -601,7 +601,7 @@ TEST_F(obj, srq_life_cycle_and_limits)
 	ia.attr.max_wr = 0;
 	EXPECT_EQ(NULL, ibv_create_srq(self->pd, &ia));
 	ia.attr.max_wr = 16;
-	ia.attr.max_sge = 9;
+	ia.attr.max_sge = 7;
 	EXPECT_EQ(NULL, ibv_create_srq(self->pd, &ia));
 	EXPECT_EQ(EINVAL, errno);
 }

@@ -450,7 +450,7 @@ static void xs_rq_lie(struct xiw_rqe *slot, enum xs_rq_lie lie,
 	e.sge[0].lkey = me->mr->lkey;
 	switch (lie) {
 	case XS_RQ_NUM_SGE:
-		e.num_sge = (uint8_t)(XIW_MAX_SGE + 1 + xs_below(246));
+		e.num_sge = (uint8_t)(XIW_MAX_RECV_SGE + 1 + xs_below(249));
 		break;
 	case XS_RQ_LKEY_OTHER_PD:
 		e.sge[0].addr = (uintptr_t)peer->buf;

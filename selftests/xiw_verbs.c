@@ -79,7 +79,8 @@ TEST_F(verbs, device_limits)
 	ASSERT_EQ(0, ibv_query_device(self->ctx, &a));
 	EXPECT_EQ(4096, a.max_qp);
 	EXPECT_EQ(16384, a.max_qp_wr);
-	EXPECT_EQ(8, a.max_sge);
+	/* uverbs reports the lesser of the send and receive SGE limits. */
+	EXPECT_EQ(6, a.max_sge);
 	EXPECT_EQ(8, a.max_sge_rd);
 	EXPECT_EQ(4096, a.max_cq);
 	EXPECT_EQ(1 << 20, a.max_cqe);
@@ -92,7 +93,7 @@ TEST_F(verbs, device_limits)
 	EXPECT_EQ(4096LL * 128, a.max_res_rd_atom);
 	EXPECT_EQ(1024, a.max_srq);
 	EXPECT_EQ(16384, a.max_srq_wr);
-	EXPECT_EQ(8, a.max_srq_sge);
+	EXPECT_EQ(6, a.max_srq_sge);
 	EXPECT_EQ(65536, a.max_mw);
 	/* Memory windows of type 1 and 2B */
 	EXPECT_NE(0, a.device_cap_flags & IBV_DEVICE_MEM_WINDOW);

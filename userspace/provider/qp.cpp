@@ -77,7 +77,7 @@ std::uint32_t qp_state(xiw_ring_ctrl &ctrl) noexcept
 bool caps_fit_the_rings(const ibv_qp_cap &cap) noexcept
 {
 	return cap.max_send_sge <= XIW_MAX_SGE &&
-	       cap.max_recv_sge <= XIW_MAX_SGE &&
+	       cap.max_recv_sge <= XIW_MAX_RECV_SGE &&
 	       cap.max_inline_data <= XIW_MAX_INLINE;
 }
 
@@ -239,7 +239,7 @@ std::unique_ptr<Qp> Qp::create(ibv_context *ibctx,
 		.sig_all = attr.sq_sig_all != 0,
 	};
 	qp->max_recv_sge =
-		std::min<std::uint32_t>(attr.cap.max_recv_sge, XIW_MAX_SGE);
+		std::min<std::uint32_t>(attr.cap.max_recv_sge, XIW_MAX_RECV_SGE);
 	return qp;
 }
 

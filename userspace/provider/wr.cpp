@@ -118,8 +118,9 @@ bool sge_count_ok(const ibv_sge *list, int num, std::uint32_t max) noexcept
 	       (num == 0 || list != nullptr);
 }
 
-void copy_sges(std::span<const ibv_sge> from,
-	       std::span<xiw_sge, XIW_MAX_SGE> to) noexcept
+/* The caller checked that from fits (sge_count_ok() with the slot's limit). */
+template <std::size_t N>
+void copy_sges(std::span<const ibv_sge> from, std::span<xiw_sge, N> to) noexcept
 {
 	std::transform(from.begin(), from.end(), to.begin(),
 		       [](const ibv_sge &sge) {
@@ -227,7 +228,7 @@ int put_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
 		return EINVAL;
 	}
 	sqe.num_sge = static_cast<std::uint8_t>(sges.size());
-	copy_sges(sges, sqe.sge);
+	copy_sges(sges, std::span(sqe.sge));
 	return 0;
 }
 
@@ -331,7 +332,8 @@ int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
 int build_rqe(const ibv_recv_wr &wr, std::uint32_t max_sge,
 	      xiw_rqe &rqe) noexcept
 {
-	if (!sge_count_ok(wr.sg_list, wr.num_sge, max_sge)) {
+	if (!sge_count_ok(wr.sg_list, wr.num_sge,
+			  std::min<std::uint32_t>(max_sge, XIW_MAX_RECV_SGE))) {
 		return EINVAL;
 	}
 	const std::span<const ibv_sge> sges = sges_of(wr.sg_list, wr.num_sge);
@@ -339,7 +341,7 @@ int build_rqe(const ibv_recv_wr &wr, std::uint32_t max_sge,
 	rqe = xiw_rqe{};
 	rqe.wr_id = wr.wr_id;
 	rqe.num_sge = static_cast<std::uint8_t>(sges.size());
-	copy_sges(sges, rqe.sge);
+	copy_sges(sges, std::span(rqe.sge));
 	return 0;
 }
 

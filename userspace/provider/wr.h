@@ -20,7 +20,7 @@ namespace xiw {
 
 /* The slot sizes rdma/xiw-abi.h documents, the same for 32- and 64-bit. */
 static_assert(sizeof(xiw_sqe) == 184);
-static_assert(sizeof(xiw_rqe) == 144);
+static_assert(sizeof(xiw_rqe) == 112);
 static_assert(sizeof(xiw_cqe) == 32);
 static_assert(sizeof(xiw_sge) * XIW_MAX_SGE >= XIW_MAX_INLINE,
 	      "inline data is carried in the SGE area");

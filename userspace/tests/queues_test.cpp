@@ -390,7 +390,7 @@ TEST_F(QueuePairs, RefusesWhatTheRingsCannotHold)
 	EXPECT_EQ(errno, EINVAL);
 
 	attr = rc_attr(cq_);
-	attr.cap.max_recv_sge = XIW_MAX_SGE + 1;
+	attr.cap.max_recv_sge = XIW_MAX_RECV_SGE + 1;
 	errno = 0;
 	EXPECT_EQ(ibv_create_qp(pd_, &attr), nullptr);
 	EXPECT_EQ(errno, EINVAL);
@@ -629,7 +629,7 @@ TEST_F(Queues, ModifiesAndQueriesAnSrq)
 TEST_F(Queues, RefusesAnSrqWithMoreSgesThanAnRqeHolds)
 {
 	ibv_srq_init_attr attr = srq_init(
-		{.max_wr = 16, .max_sge = XIW_MAX_SGE + 1, .srq_limit = 0});
+		{.max_wr = 16, .max_sge = XIW_MAX_RECV_SGE + 1, .srq_limit = 0});
 
 	errno = 0;
 	EXPECT_EQ(ibv_create_srq(pd_, &attr), nullptr);

@@ -86,8 +86,10 @@ TEST(RingSlots, SizeTheMappingInWholePages)
 	/* 64 + 64 * 184 fits three pages: the control block costs none. */
 	EXPECT_EQ(xiw::ring_bytes<xiw_sqe>(64, kPage), 12288U);
 	EXPECT_EQ(xiw::ring_bytes<xiw_sqe>(128, kPage), 24576U);
+	/* 64 + 64 * 112 fits two pages. */
+	EXPECT_EQ(xiw::ring_bytes<xiw_rqe>(64, kPage), 8192U);
 	EXPECT_EQ(xiw::ring_bytes<xiw_rqe>(16384, kPage),
-		  (64U + 16384U * 144U + 4095U) / 4096U * 4096U);
+		  (64U + 16384U * 112U + 4095U) / 4096U * 4096U);
 	EXPECT_EQ(xiw::ring_bytes<xiw_sqe>(64, xiw::PageSize{65536}), 65536U);
 }
 

@@ -363,6 +363,28 @@ TEST(BuildRqe, FillsAnRqe)
 	EXPECT_EQ(xiw::build_rqe(wr, 3, rqe), EINVAL);
 }
 
+/* A receive slot has room for XIW_MAX_RECV_SGE, whatever the caller allows. */
+TEST(BuildRqe, NoMoreSgesThanTheSlotHolds)
+{
+	std::array<ibv_sge, XIW_MAX_RECV_SGE + 1> sges{};
+	std::uint64_t addr = 0;
+	for (ibv_sge &sge : sges) {
+		addr += 0x1000;
+		sge = ibv_sge{addr, 64, 7};
+	}
+	ibv_recv_wr wr{};
+	wr.wr_id = 5;
+	wr.sg_list = sges.data();
+	wr.num_sge = XIW_MAX_RECV_SGE + 1;
+	xiw_rqe rqe{};
+
+	EXPECT_EQ(xiw::build_rqe(wr, XIW_MAX_SGE, rqe), EINVAL);
+	wr.num_sge = XIW_MAX_RECV_SGE;
+	ASSERT_EQ(xiw::build_rqe(wr, XIW_MAX_SGE, rqe), 0);
+	EXPECT_EQ(rqe.num_sge, XIW_MAX_RECV_SGE);
+	EXPECT_EQ(rqe.sge[XIW_MAX_RECV_SGE - 1].addr, 0x1000U * XIW_MAX_RECV_SGE);
+}
+
 xiw_cqe sample_cqe(std::uint32_t flags)
 {
 	xiw_cqe cqe{};

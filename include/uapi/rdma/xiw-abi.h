@@ -24,9 +24,14 @@
  */
 #define XIW_SYSFS_ABI_ATTR "xiw_abi_version"
 
-/* Scatter/gather entries in a work queue slot, and inline data bytes. */
+/*
+ * Scatter/gather entries in a send queue slot, and inline data bytes; and
+ * in a receive queue (or SRQ) slot, fewer, so that a ring of 64 receive
+ * slots and its control block fit two pages.
+ */
 #define XIW_MAX_SGE 8
 #define XIW_MAX_INLINE 128
+#define XIW_MAX_RECV_SGE 6
 
 /* An mmap key that maps nothing (the RQ of a QP attached to an SRQ). */
 #define XIW_INVALID_MMAP_KEY (~0ULL)
@@ -118,13 +123,13 @@ struct xiw_sqe {
 	struct xiw_sge sge[XIW_MAX_SGE];
 };
 
-/* Receive queue (and SRQ) slot: 144 bytes. */
+/* Receive queue (and SRQ) slot: 112 bytes. */
 struct xiw_rqe {
 	__u32 flags;		/* XIW_SLOT_VALID only */
 	__u8 num_sge;
 	__u8 reserved[3];
 	__aligned_u64 wr_id;
-	struct xiw_sge sge[XIW_MAX_SGE];
+	struct xiw_sge sge[XIW_MAX_RECV_SGE];
 };
 
 /* xiw_cqe.flags, besides XIW_SLOT_VALID */

@@ -35,7 +35,7 @@
  */
 #define XIW_MAX_QP		4096
 #define XIW_MAX_QP_WR		16384
-/* XIW_MAX_SGE and XIW_MAX_INLINE are ABI: see xiw-abi.h. */
+/* XIW_MAX_SGE, XIW_MAX_RECV_SGE and XIW_MAX_INLINE are ABI: xiw-abi.h. */
 #define XIW_MAX_SGE_RD		XIW_MAX_SGE
 #define XIW_MAX_CQ		4096
 #define XIW_MAX_CQE		BIT(20)

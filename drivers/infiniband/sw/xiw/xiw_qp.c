@@ -36,7 +36,7 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	    cap->max_inline_data > XIW_MAX_INLINE)
 		return -EINVAL;
 	if (!attr->srq && (cap->max_recv_wr > XIW_MAX_QP_WR ||
-			   cap->max_recv_sge > XIW_MAX_SGE))
+			   cap->max_recv_sge > XIW_MAX_RECV_SGE))
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;

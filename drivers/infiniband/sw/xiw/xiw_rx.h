@@ -92,7 +92,7 @@ struct xiw_rx {
 	/* the Send message being received */
 	bool rq_active;
 	struct xiw_rqe rqe;
-	struct xiw_mr *rmr[XIW_MAX_SGE];
+	struct xiw_mr *rmr[XIW_MAX_RECV_SGE];
 	u32 rmr_n;		/* rmr[] past this is all NULL */
 	u32 rq_len;		/* the WQE's capacity */
 	u32 msg_got;

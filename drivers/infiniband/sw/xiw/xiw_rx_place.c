@@ -83,7 +83,7 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 	rx->rq_active = true;
 	rx->msg_got = 0;
 	rx->rq_len = 0;
-	if (rx->rqe.num_sge > XIW_MAX_SGE)
+	if (rx->rqe.num_sge > XIW_MAX_RECV_SGE)
 		return -EINVAL;
 	for (i = 0; i < rx->rqe.num_sge; i++) {
 		const struct xiw_sge *s = &rx->rqe.sge[i];

@@ -20,7 +20,7 @@ int xiw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 	if (attr->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
 	if (a->max_wr < 1 || a->max_wr > XIW_MAX_SRQ_WR ||
-	    a->max_sge > XIW_MAX_SGE || a->srq_limit > a->max_wr)
+	    a->max_sge > XIW_MAX_RECV_SGE || a->srq_limit > a->max_wr)
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;

@@ -47,7 +47,7 @@ static int xiw_query_device(struct ib_device *ibdev,
 	attr->max_qp = XIW_MAX_QP;
 	attr->max_qp_wr = XIW_MAX_QP_WR;
 	attr->max_send_sge = XIW_MAX_SGE;
-	attr->max_recv_sge = XIW_MAX_SGE;
+	attr->max_recv_sge = XIW_MAX_RECV_SGE;
 	attr->max_sge_rd = XIW_MAX_SGE_RD;
 	attr->max_cq = XIW_MAX_CQ;
 	attr->max_cqe = XIW_MAX_CQE;
@@ -59,7 +59,7 @@ static int xiw_query_device(struct ib_device *ibdev,
 	attr->max_res_rd_atom = XIW_MAX_QP * xdev->max_ird;
 	attr->max_srq = XIW_MAX_SRQ;
 	attr->max_srq_wr = XIW_MAX_SRQ_WR;
-	attr->max_srq_sge = XIW_MAX_SGE;
+	attr->max_srq_sge = XIW_MAX_RECV_SGE;
 	attr->max_fast_reg_page_list_len = XIW_MAX_FRMR_PAGES;
 	/* RFC 7306 atomics, atomic among all of xiw's QPs (and the CPUs'). */
 	attr->atomic_cap = IB_ATOMIC_HCA;
