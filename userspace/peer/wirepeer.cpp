@@ -81,6 +81,12 @@ struct options {
 	 * cut anywhere (inside the header, the payload, the CRC).
 	 */
 	std::size_t dribble = 0;
+	/*
+	 * --after-frame HEX: bytes sent right behind our start-up frame, in
+	 * the same send(), before the peer's frame is read: what MPA-09
+	 * forbids between start-up and full operation.
+	 */
+	std::string after_frame;
 	bool quiet = false;
 	std::vector<std::string> actions;
 };
@@ -96,6 +102,7 @@ struct options {
 		"  --atomic-reply ok|id|len|qn|msn (answer Atomic Requests so)\n"
 		"  --force-rtr (responder: pick --rtr even if not offered)\n"
 		"  --dribble N (full operation: N bytes per send, 1 ms apart)\n"
+		"  --after-frame HEX (bytes right behind our MPA frame)\n"
 		"  --expect TEXT (repeatable: a printed line must start with it)\n"
 		"  --fuzz --seed S --frames N [--mutate PCT] (with --connect)\n"
 		"actions (each may end in !FAULT[=VALUE]):\n"
@@ -308,6 +315,8 @@ public:
 
 	/* MPA start-up; false (with a line saying why) if it failed. */
 	bool start(bool initiator);
+	/* Appends --after-frame's bytes to our start-up frame. */
+	void append_after_frame(byte_vec &buf) const;
 
 	/* Runs one action; false if the connection is gone. */
 	bool action(const std::string &a);
@@ -359,6 +368,13 @@ void session::say(const std::string &s)
 	}
 }
 
+void session::append_after_frame(byte_vec &buf) const
+{
+	const byte_vec extra = parse_hex(o_.after_frame);
+
+	buf.insert(buf.end(), extra.begin(), extra.end());
+}
+
 bool session::start(bool initiator)
 {
 	mpa_startup mine;
@@ -385,6 +401,7 @@ bool session::start(bool initiator)
 	}
 	if (initiator) {
 		encode_startup(mine, buf);
+		append_after_frame(buf);
 		if (!c_.send_all(buf)) {
 			say("mpa-failed reason=send");
 			return false;
@@ -470,6 +487,7 @@ bool session::start(bool initiator)
 		mine.enhanced = theirs.enhanced && o_.rev == 2;
 		mine.rev = mine.enhanced ? 2 : theirs.rev;
 		encode_startup(mine, buf);
+		append_after_frame(buf);
 		if (!c_.send_all(buf)) {
 			say("mpa-failed reason=send");
 			return false;
@@ -1087,7 +1105,7 @@ options parse_args(int argc, char **argv)
 		o_connect = 256, o_listen, o_rev, o_crc, o_markers, o_p2p,
 		o_rtr, o_ird, o_ord, o_pd, o_emss, o_linger, o_timeout,
 		o_noanswer, o_forcertr, o_expect, o_fuzz, o_seed, o_frames, o_mutate,
-		o_atomic_reply, o_dribble,
+		o_atomic_reply, o_dribble, o_after_frame,
 	};
 	static const struct option longopts[] = {
 		{"connect", required_argument, nullptr, o_connect},
@@ -1112,6 +1130,7 @@ options parse_args(int argc, char **argv)
 		{"frames", required_argument, nullptr, o_frames},
 		{"mutate", required_argument, nullptr, o_mutate},
 		{"dribble", required_argument, nullptr, o_dribble},
+		{"after-frame", required_argument, nullptr, o_after_frame},
 		{nullptr, 0, nullptr, 0},
 	};
 	options o;
@@ -1152,6 +1171,7 @@ options parse_args(int argc, char **argv)
 			break;
 		case o_forcertr: o.rtr_force = true; break;
 		case o_dribble: o.dribble = num(v); break;
+		case o_after_frame: o.after_frame = v; break;
 		case o_expect: o.expect.push_back(v); break;
 		case o_fuzz: o.fuzz = true; break;
 		case o_seed: o.seed = num(v); break;
