@@ -484,6 +484,35 @@ TEST_F_TIMEOUT(peer, bad_crc, 60)
 		   "terminate layer=0x2 etype=0x0 ecode=0x02 hdrs=none", true);
 }
 
+/*
+ * MPA-09: bytes right behind the MPA Request, in the same segment, before
+ * the Reply. xiw reads the Request exactly to its PD_Length and takes what
+ * follows as the start of full operation, where these 24 bytes are an
+ * FPDU with a valid CRC around an all-zero DDP header (DDP version 0): a
+ * protocol error that must draw the DDP Terminate of bad_ddp_version and
+ * end the connection, with nothing placed. A responder that read past
+ * the frame would swallow them and stay quiet.
+ */
+TEST_F_TIMEOUT(peer, bytes_behind_request, 60)
+{
+	/* Without an RTR message, the peer's first send would race ours. */
+	static const char *const a[] = {
+		"--linger", "5000", "--p2p", "0",
+		"--after-frame=0012000000000000000000000000000000000000ea5bbc79",
+		"--expect", "terminate layer=0x1 etype=0x2 ecode=0x06 hdrs=ddp",
+		"--expect", "close", NULL };
+
+	xp_run(_metadata, self, 3000, a);
+	EXPECT_EQ(0, self->seen.peer_exit) XP_LOG_PEER();
+	EXPECT_EQ(1, self->seen.established);
+	EXPECT_EQ(0, self->seen.recv_ok);
+	EXPECT_EQ(1, self->seen.disconnected);
+	EXPECT_EQ(1, self->seen.async_fatal)
+		TH_LOG("QP_FATAL %d, QP_ACCESS_ERR %d, other %d",
+		       self->seen.async_fatal, self->seen.async_access,
+		       self->seen.async_other);
+}
+
 /* MPA-50 with the FPDU cut into one-byte segments (MPA-24). */
 TEST_F_TIMEOUT(peer, bad_crc_dribbled, 60)
 {
