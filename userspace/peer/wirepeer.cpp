@@ -84,9 +84,10 @@ struct options {
 	/*
 	 * --after-frame HEX: bytes sent right behind our start-up frame, in
 	 * the same send(), before the peer's frame is read: what MPA-09
-	 * forbids between start-up and full operation.
+	 * forbids between start-up and full operation. Parsed with the
+	 * options, so that bad hex is a usage error before any connection.
 	 */
-	std::string after_frame;
+	byte_vec after_frame;
 	bool quiet = false;
 	std::vector<std::string> actions;
 };
@@ -315,8 +316,6 @@ public:
 
 	/* MPA start-up; false (with a line saying why) if it failed. */
 	bool start(bool initiator);
-	/* Appends --after-frame's bytes to our start-up frame. */
-	void append_after_frame(byte_vec &buf) const;
 
 	/* Runs one action; false if the connection is gone. */
 	bool action(const std::string &a);
@@ -368,13 +367,6 @@ void session::say(const std::string &s)
 	}
 }
 
-void session::append_after_frame(byte_vec &buf) const
-{
-	const byte_vec extra = parse_hex(o_.after_frame);
-
-	buf.insert(buf.end(), extra.begin(), extra.end());
-}
-
 bool session::start(bool initiator)
 {
 	mpa_startup mine;
@@ -401,7 +393,8 @@ bool session::start(bool initiator)
 	}
 	if (initiator) {
 		encode_startup(mine, buf);
-		append_after_frame(buf);
+		buf.insert(buf.end(), o_.after_frame.begin(),
+			   o_.after_frame.end());
 		if (!c_.send_all(buf)) {
 			say("mpa-failed reason=send");
 			return false;
@@ -487,7 +480,8 @@ bool session::start(bool initiator)
 		mine.enhanced = theirs.enhanced && o_.rev == 2;
 		mine.rev = mine.enhanced ? 2 : theirs.rev;
 		encode_startup(mine, buf);
-		append_after_frame(buf);
+		buf.insert(buf.end(), o_.after_frame.begin(),
+			   o_.after_frame.end());
 		if (!c_.send_all(buf)) {
 			say("mpa-failed reason=send");
 			return false;
@@ -1171,7 +1165,7 @@ options parse_args(int argc, char **argv)
 			break;
 		case o_forcertr: o.rtr_force = true; break;
 		case o_dribble: o.dribble = num(v); break;
-		case o_after_frame: o.after_frame = v; break;
+		case o_after_frame: o.after_frame = parse_hex(v); break;
 		case o_expect: o.expect.push_back(v); break;
 		case o_fuzz: o.fuzz = true; break;
 		case o_seed: o.seed = num(v); break;
