@@ -238,8 +238,8 @@ std::unique_ptr<Qp> Qp::create(ibv_context *ibctx,
 		.max_inline = resp.drv.max_inline,
 		.sig_all = attr.sq_sig_all != 0,
 	};
-	qp->max_recv_sge =
-		std::min<std::uint32_t>(attr.cap.max_recv_sge, XIW_MAX_RECV_SGE);
+	qp->max_recv_sge = std::min<std::uint32_t>(attr.cap.max_recv_sge,
+						   XIW_MAX_RECV_SGE);
 	return qp;
 }
 

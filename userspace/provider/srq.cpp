@@ -65,7 +65,8 @@ std::unique_ptr<Srq> Srq::create(ibv_pd *pd, ibv_srq_init_attr *attr) noexcept
 	}
 	srq->rqes = RingProducer<xiw_rqe>(srq->ring.slots(), srq->ring.num());
 	/* What the kernel granted, as ibv_cmd_create_srq() left it in attr. */
-	srq->max_sge = std::min<std::uint32_t>(attr->attr.max_sge, XIW_MAX_RECV_SGE);
+	srq->max_sge =
+		std::min<std::uint32_t>(attr->attr.max_sge, XIW_MAX_RECV_SGE);
 	return srq;
 }
 

@@ -111,10 +111,13 @@ std::span<const ibv_sge> sges_of(const ibv_sge *list, int num) noexcept
 	return {list, static_cast<std::size_t>(num)};
 }
 
+/*
+ * Whether a work request's SGE list has at most max entries, where max is
+ * the queue's limit capped by what its slot holds (the caller caps it).
+ */
 bool sge_count_ok(const ibv_sge *list, int num, std::uint32_t max) noexcept
 {
 	return num >= 0 && static_cast<std::uint32_t>(num) <= max &&
-	       static_cast<std::uint32_t>(num) <= XIW_MAX_SGE &&
 	       (num == 0 || list != nullptr);
 }
 
@@ -289,7 +292,9 @@ int build_sqe(const ibv_send_wr &wr, const SendLimits &limits,
 		begin({wr.opcode, wr.wr_id, wr.send_flags}, limits, sqe);
 
 	if (found == nullptr ||
-	    !sge_count_ok(wr.sg_list, wr.num_sge, limits.max_sge) ||
+	    !sge_count_ok(
+		    wr.sg_list, wr.num_sge,
+		    std::min<std::uint32_t>(limits.max_sge, XIW_MAX_SGE)) ||
 	    (want_inline && !found->may_inline)) {
 		return EINVAL;
 	}
