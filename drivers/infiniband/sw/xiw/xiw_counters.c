@@ -234,7 +234,14 @@ void xiw_diag_conn(struct xiw_qp *qp, struct socket *sock)
 struct xiw_qpc {
 	struct ib_device *ibdev;
 	struct list_head qps;		/* xiw_qp.counts.node */
-	u64 done[XIW_CNT_NUM];		/* counted by QPs since unbound */
+	/*
+	 * The counter's values less what its bound QPs' v[] hold now:
+	 * binding a QP subtracts its v[], unbinding adds it back, so a QP
+	 * brings only what it counts while bound and the QP keeps no copy
+	 * of its values at bind time. Modulo 2^64, as u64 sums are: an
+	 * element may wrap while QPs are bound; the sum never does.
+	 */
+	u64 done[XIW_CNT_NUM];
 };
 
 static DEFINE_MUTEX(xiw_qpc_lock);
@@ -250,8 +257,7 @@ static void xiw_qpc_sum(const struct xiw_qpc *qpc, u64 *v)
 	memcpy(v, qpc->done, sizeof(qpc->done));
 	list_for_each_entry(qp, &qpc->qps, counts.node)
 		for (i = 0; i < XIW_CNT_NUM; i++)
-			v[i] += atomic64_read(&qp->counts.v[i]) -
-				qp->counts.base[i];
+			v[i] += atomic64_read(&qp->counts.v[i]);
 }
 
 /* The values of all live counters of a device, summed. */
@@ -434,7 +440,7 @@ static int xiw_counter_bind_qp(struct rdma_counter *ctr, struct ib_qp *ibqp)
 	}
 	/* Only what the QP counts from now on belongs to the counter. */
 	for (i = 0; i < XIW_CNT_NUM; i++)
-		qp->counts.base[i] = atomic64_read(&qp->counts.v[i]);
+		qpc->done[i] -= atomic64_read(&qp->counts.v[i]);
 	list_add_tail(&qp->counts.node, &qpc->qps);
 	ibqp->counter = ctr;
 	rv = 0;
@@ -459,8 +465,7 @@ static int xiw_counter_unbind_qp(struct ib_qp *ibqp)
 		return -EINVAL;
 	}
 	for (i = 0; i < XIW_CNT_NUM; i++)
-		qpc->done[i] += atomic64_read(&qp->counts.v[i]) -
-				qp->counts.base[i];
+		qpc->done[i] += atomic64_read(&qp->counts.v[i]);
 	list_del(&qp->counts.node);
 	ibqp->counter = NULL;
 	mutex_unlock(&xiw_qpc_lock);

@@ -74,12 +74,11 @@ struct xiw_qp_diag {
  * What one QP counted, for the per-QP counters of "rdma statistic qp"
  * (xiw_counters.c). The data path adds to v[] whether or not the QP is
  * bound: one atomic add on the QP's own memory, no lookup, no lock.
- * node and base[] (the values at bind time) are under xiw_qpc_lock.
+ * node is under xiw_qpc_lock.
  */
 struct xiw_qp_counts {
 	atomic64_t v[XIW_CNT_NUM];
 	struct list_head node;
-	u64 base[XIW_CNT_NUM];
 };
 
 /*
