@@ -15,6 +15,7 @@
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include <net/netlink.h>
+#include <net/sock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/xiw-abi.h>
@@ -211,8 +212,10 @@ void xiw_count_cqe(struct xiw_cq *cq, const struct xiw_cqe *cqe)
 void xiw_diag_conn(struct xiw_qp *qp, struct socket *sock)
 {
 	lockdep_assert_held(&qp->state_lock);
-	if (kernel_getpeername(sock, (struct sockaddr *)&qp->diag.peer) < 0)
-		qp->diag.peer.ss_family = AF_UNSPEC;
+	if ((sock->sk->sk_family != AF_INET &&
+	     sock->sk->sk_family != AF_INET6) ||
+	    kernel_getpeername(sock, &qp->diag.peer.sa) < 0)
+		qp->diag.peer.sa.sa_family = AF_UNSPEC;
 }
 
 /*
@@ -353,7 +356,7 @@ static int xiw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct xiw_qp *qp = to_xqp(ibqp);
 	struct xiw_mpa_params mpa;
-	struct sockaddr_storage peer;
+	union xiw_sockaddr peer;
 	enum ib_qp_state state;
 	struct nlattr *table;
 	char term[2][16];
@@ -369,8 +372,8 @@ static int xiw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	mutex_unlock(&qp->state_lock);
 	xiw_term_str(term[0], sizeof(term[0]), READ_ONCE(qp->diag.term_sent));
 	xiw_term_str(term[1], sizeof(term[1]), READ_ONCE(qp->diag.term_rcvd));
-	if (peer.ss_family == AF_INET || peer.ss_family == AF_INET6)
-		snprintf(addr, sizeof(addr), "%pISpc", &peer);
+	if (peer.sa.sa_family == AF_INET || peer.sa.sa_family == AF_INET6)
+		snprintf(addr, sizeof(addr), "%pISpc", &peer.sa);
 	else
 		strscpy(addr, "none", sizeof(addr));
 

@@ -11,6 +11,8 @@
 #include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/percpu.h>
+#include <linux/in.h>
+#include <linux/in6.h>
 #include <linux/socket.h>
 #include <linux/types.h>
 
@@ -57,6 +59,16 @@ struct xiw_counters {
 };
 
 /* What "rdma res show qp -dd" tells about a QP beyond the core's view. */
+/*
+ * A QP's socket is TCP over IPv4 or IPv6: its addresses fit this, not a
+ * whole sockaddr_storage (100 bytes more in every QP).
+ */
+union xiw_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
+};
+
 struct xiw_qp_diag {
 	/*
 	 * The last Terminate sent and received: XIW_TERM_SEEN | layer/etype
@@ -65,7 +77,7 @@ struct xiw_qp_diag {
 	 */
 	u32 term_sent;
 	u32 term_rcvd;
-	struct sockaddr_storage peer;	/* under state_lock; AF_UNSPEC: none */
+	union xiw_sockaddr peer;	/* under state_lock; AF_UNSPEC: none */
 };
 
 #define XIW_TERM_SEEN	BIT(16)
