@@ -209,6 +209,67 @@ TEST_F_TIMEOUT(tool, rdma_server_client, 120)
 }
 
 /*
+ * IPv6. Every other test here runs over IPv4; a user's fabric may be
+ * IPv6 only. An address of its own on the device's netdev (nodad: usable
+ * at once), then rping over it, 100 pings verified. With xiw, a second
+ * pair that runs until stopped shows, in "rdma res show qp -dd", each
+ * QP's peer in IPv6 form: the client's is the server's address and port,
+ * the server's the client's address (same host) with another port.
+ */
+#define XT_ADDR6	"fd00:99::1"
+
+/* Both QPs of a connection on ibdev name their peer at XT_ADDR6. */
+static bool ipv6_peers_shown(const char *ibdev, int port, char *out,
+			     size_t len)
+{
+	char want[64];
+	const char *p;
+	int n = 0;
+
+	if (xsh(out, len, "rdma -dd res show qp link %s/1", ibdev))
+		return false;
+	snprintf(want, sizeof(want), "drv_peer [" XT_ADDR6 "]:%d ", port);
+	if (!strstr(out, want))
+		return false;
+	for (p = out; (p = strstr(p, "drv_peer [" XT_ADDR6 "]:")); p++)
+		n++;
+	return n >= 2;
+}
+
+TEST_F_TIMEOUT(tool, rping_ipv6, 120)
+{
+	char cmd[256], out[8192];
+	bool shown;
+	pid_t cli;
+
+	ASSERT_EQ(0, sh("ip -6 addr replace " XT_ADDR6 "/64 dev %s nodad",
+			self->link.netdev));
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7175,
+				  "rping -s -a " XT_ADDR6 " -p 7175 -C 100 -v"));
+	CLIENT_OK("rping -c -a " XT_ADDR6 " -p 7175 -C 100 -v");
+	ASSERT_EQ(100, count_lines(self->r.out, "ping data: rdma-ping-"))
+		TH_LOG("client output:\n%s", self->r.out);
+	SERVER_OK();
+	if (xr_is_siw())
+		return;	/* siw has no per-QP driver details */
+
+	/* -C 0: ping until killed. */
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7176,
+				  "rping -s -a " XT_ADDR6 " -p 7176 -C 0"));
+	snprintf(cmd, sizeof(cmd),
+		 "exec timeout -k 2 %d rping -c -a " XT_ADDR6
+		 " -p 7176 -C 0 >/dev/null 2>&1 </dev/null", CLIENT_S);
+	cli = xsh_spawn(cmd);
+	ASSERT_LT(0, cli);
+	shown = WAIT_UNTIL(ipv6_peers_shown(self->link.ibdev, 7176, out,
+					    sizeof(out)), 20000);
+	kill(-cli, SIGKILL);
+	waitpid(cli, NULL, 0);
+	kill_server(&self->r);
+	ASSERT_TRUE(shown) TH_LOG("rdma res show qp -dd:\n%s", out);
+}
+
+/*
  * perftest's -R handshake and qperf have a race of their own, the listen
  * race: the server does not listen for a moment between the connections
  * of one run, and a client that connects then is refused. What marks it
@@ -464,6 +525,23 @@ TEST_F_TIMEOUT(cross, rping_100, 120)
 				  self->saddr));
 	CLIENT_OK("rping -c -a %s -I %s -p 7174 -C 100 -v -V", self->saddr,
 		  self->caddr);
+	ASSERT_EQ(100, count_lines(self->r.out, "ping data: rdma-ping-"))
+		TH_LOG("client output:\n%s", self->r.out);
+	SERVER_OK();
+}
+
+/* The same over IPv6, each netdev with an address of its own. */
+TEST_F_TIMEOUT(cross, rping_ipv6, 120)
+{
+	const char *s6 = variant->xiw_client ? "fd00:99:1::1" : "fd00:99::1";
+	const char *c6 = variant->xiw_client ? "fd00:99::1" : "fd00:99:1::1";
+
+	ASSERT_EQ(0, sh("ip -6 addr replace fd00:99::1/64 dev " XC_XIW_NETDEV
+			" nodad && ip -6 addr replace fd00:99:1::1/64 dev "
+			XC_SIW_NETDEV " nodad"));
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7177,
+				  "rping -s -a %s -p 7177 -C 100 -v -V", s6));
+	CLIENT_OK("rping -c -a %s -I %s -p 7177 -C 100 -v -V", s6, c6);
 	ASSERT_EQ(100, count_lines(self->r.out, "ping data: rdma-ping-"))
 		TH_LOG("client output:\n%s", self->r.out);
 	SERVER_OK();
