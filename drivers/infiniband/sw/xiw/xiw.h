@@ -212,7 +212,8 @@ struct xiw_irq_entry {
  * xiw_qp_stop_wire() once no socket callback can run any more.
  */
 struct xiw_wire {
-	spinlock_t lock;		/* orq, irq, term, hold */
+	/* orq, irq, hold, the term flags here and xiw_tx's term */
+	spinlock_t lock;
 	struct socket *sock;
 	struct xiw_mpa_params mpa;
 	bool hold;			/* responder: send nothing before the
@@ -229,10 +230,8 @@ struct xiw_wire {
 	struct xiw_irq_entry *irq;
 	u32 irq_mask;
 	u32 irq_head, irq_tail;
-	bool term_pending;		/* a Terminate waits for tx */
+	bool term_pending;		/* a Terminate (xiw_tx.term) waits */
 	bool term_sent;			/* nothing may follow it */
-	u16 term_len;
-	u8 term[IWARP_TERM_MAX];	/* its RDMAP payload */
 };
 
 struct xiw_tx;
@@ -247,6 +246,11 @@ struct xiw_qp {
 	 * iWARP CM, one held by an attached connection.
 	 */
 	refcount_t ref;
+	/*
+	 * The event of the first error found since RTS, if it was deferred
+	 * (XIW_NO_EVENT: none): raised whoever moves the QP to ERR first.
+	 */
+	int err_ev;
 	struct completion released;
 	struct mutex state_lock;	/* serialises modify_qp */
 	enum ib_qp_state state;		/* written under state_lock and both
@@ -266,10 +270,6 @@ struct xiw_qp {
 	int access;			/* IB_ACCESS_REMOTE_* granted */
 	bool access_set;		/* by the consumer: see xiw_modify_qp */
 	bool kernel;			/* no user rings: a kernel consumer */
-
-	/* SQ entries between consumption and completion, under sq_lock */
-	struct xiw_sq_pend *sq_pend;	/* sq.num entries */
-	u32 sq_comp;			/* next to complete; <= sq.cons */
 	/*
 	 * The wire holds both queues (RTS until xiw_qp_stop_wire): an ERR
 	 * or RESET flush waits for it. Written under state_lock and both
@@ -277,16 +277,15 @@ struct xiw_qp {
 	 */
 	bool wq_held;
 
+	/* SQ entries between consumption and completion, under sq_lock */
+	u32 sq_comp;			/* next to complete; <= sq.cons */
+	struct xiw_sq_pend *sq_pend;	/* sq.num entries */
+
 	/* The wire, see xiw_cm.c, xiw_tx.c, xiw_rx.c. */
 	struct xiw_conn *conn;		/* under state_lock */
 	/* A fatal error found where state_lock cannot be taken */
 	struct work_struct err_work;
 	unsigned long err_pending;	/* bit 0: err_work queued */
-	/*
-	 * The event of the first error found since RTS, if it was deferred
-	 * (XIW_NO_EVENT: none): raised whoever moves the QP to ERR first.
-	 */
-	int err_ev;
 	struct xiw_wire wire;
 	struct xiw_tx *tx;
 	struct xiw_rx *rx;

@@ -371,7 +371,7 @@ static void xiw_tx_pass_run(struct xiw_qp *qp, u32 bytes)
 
 			xiw_tx_finish(qp);
 			if (term) {
-				u8 le = qp->wire.term[0];
+				u8 le = tx->term[0];
 				/*
 				 * V-07: a remote protection error found here
 				 * is the responder's access error.

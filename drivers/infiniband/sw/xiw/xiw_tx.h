@@ -131,6 +131,15 @@ struct xiw_tx {
 	struct xiw_zc_ctx *zc_ctx;	/* NULL: this connection copies */
 	struct page *zpage;	/* a zero-copy batch's own bytes */
 	struct mpa_marker *bmrk;	/* the batch's: mrk or in zpage */
+	/*
+	 * The Terminate's RDMAP payload, set once by xiw_tx_terminate()
+	 * and read by the pass that sends it, under qp->wire.lock (with
+	 * term_pending and term_sent there). Here rather than in the wire
+	 * state, which every QP holds in its own structure, to keep that
+	 * under 1 KiB: a QP's tx lives as long as the QP.
+	 */
+	u16 term_len;
+	u8 term[IWARP_TERM_MAX];
 };
 
 /* A zero-copy batch's headers (room), then its markers, in zpage. */

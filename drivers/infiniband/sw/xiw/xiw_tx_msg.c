@@ -536,14 +536,15 @@ static int xiw_tx_next_rtr(struct xiw_qp *qp)
 static int xiw_tx_next_term(struct xiw_qp *qp)
 {
 	struct xiw_wire *w = &qp->wire;
-	struct xiw_txmsg *m = &qp->tx->msg;
+	struct xiw_tx *tx = qp->tx;
+	struct xiw_txmsg *m = &tx->msg;
 
 	memset(m, 0, offsetof(struct xiw_txmsg, inl));
 	spin_lock_bh(&w->lock);
 	WRITE_ONCE(w->term_pending, false);
 	WRITE_ONCE(w->term_sent, true);
-	memcpy(m->inl, w->term, w->term_len);
-	m->len = w->term_len;
+	memcpy(m->inl, tx->term, tx->term_len);
+	m->len = tx->term_len;
 	spin_unlock_bh(&w->lock);
 	xiw_count_term(qp, true, m->inl[0], m->inl[1]);
 	xiw_tx_untagged(m, RDMAP_TERMINATE, DDP_QN_TERMINATE, 1, 0);
@@ -638,6 +639,7 @@ void xiw_tx_terminate(struct xiw_qp *qp, u8 layer_etype, u8 ecode,
 		      const void *hdr, u32 hdr_len, u32 seg_len)
 {
 	struct xiw_wire *w = &qp->wire;
+	struct xiw_tx *tx = qp->tx;
 	u16 flags = 0;
 	u8 *body;
 
@@ -647,20 +649,20 @@ void xiw_tx_terminate(struct xiw_qp *qp, u8 layer_etype, u8 ecode,
 		return;
 	}
 	/* What follows the untagged header of struct iwarp_terminate. */
-	body = w->term;
-	memset(body, 0, sizeof(w->term));
+	body = tx->term;
+	memset(body, 0, sizeof(tx->term));
 	body[0] = layer_etype;
 	body[1] = ecode;
 	if (hdr && hdr_len) {
-		hdr_len = min_t(u32, hdr_len, sizeof(w->term) - 6);
+		hdr_len = min_t(u32, hdr_len, sizeof(tx->term) - 6);
 		flags |= TERM_FLAG_M | TERM_FLAG_D;
 		if (hdr_len == sizeof(struct iwarp_read_req) - MPA_HDR_LEN)
 			flags |= TERM_FLAG_R;
 		put_unaligned_be16(seg_len, body + 4);
 		memcpy(body + 6, hdr, hdr_len);
-		w->term_len = 6 + hdr_len;
+		tx->term_len = 6 + hdr_len;
 	} else {
-		w->term_len = 4;
+		tx->term_len = 4;
 	}
 	put_unaligned_be16(flags, body + 2);
 	WRITE_ONCE(w->term_pending, true);
