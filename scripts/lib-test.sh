@@ -177,5 +177,35 @@ parsed "$here/expected-skips"
 case_parsed "a listed skip for another reason fails" \
 	"^FAIL: vm debug: xiw_interop.kernel: kernel_log_clean: skipped, and not an expected skip"
 
+# xiw_ko_for: the guest refuses a module built for another kernel, and
+# one it cannot read, with a reason; it takes one built for its own.
+fake_ko() {	# fake_ko FILE VERMAGIC: an object with just that .modinfo
+	printf 'vermagic=%s\0' "$2" > "$tmp/modinfo" &&
+	echo 'int xiw_fake;' | cc -c -x c - -o "$tmp/fake.o" &&
+	objcopy --add-section .modinfo="$tmp/modinfo" "$tmp/fake.o" "$1"
+}
+case_ko() {	# case_ko NAME KO KREL WANT-RC WANT-REGEX
+	local rc out
+	out=$(xiw_ko_for "$2" "$3")
+	rc=$?
+	if [ "$rc" -eq "$4" ] && grep -q -E -e "$5" <<< "$out"; then
+		ok "$1"
+	else
+		echo "want rc $4 and /$5/, got rc $rc: $out" > "$tmp/out"
+		not_ok "$1" "$tmp/out"
+	fi
+}
+if fake_ko "$tmp/a.ko" "6.1.0-57-amd64 SMP preempt mod_unload modversions "; then
+	case_ko "a module for this kernel" "$tmp/a.ko" 6.1.0-57-amd64 0 '^$'
+	case_ko "a module for another kernel" "$tmp/a.ko" 6.12.118+deb12-amd64 1 \
+		'^xiw.ko is built for 6.1.0-57-amd64, not 6.12.118\+deb12-amd64: rebuild'
+	case_ko "a release that only starts the same" "$tmp/a.ko" 6.1.0-57 1 \
+		'built for 6.1.0-57-amd64, not 6.1.0-57:'
+else
+	echo "cannot make a test module (cc, objcopy)" > "$tmp/out"
+	not_ok "xiw_ko_for: test module" "$tmp/out"
+fi
+case_ko "no module" "$tmp/none.ko" 6.1.0-57-amd64 1 '^no xiw.ko with a vermagic at '
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

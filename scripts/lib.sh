@@ -171,7 +171,25 @@ xiw_modroot() {
 
 # Install xiw.ko and the provider into the guest's RAM overlay, then load
 # the modules given. Says what failed on stdout.
+# Is KO built for kernel release KREL? If not, say why on stdout and
+# return 1. The guest's module tree links the tree's last build
+# (scripts/vm-modules.sh), which a build for another kernel (make bench:
+# 6.12) replaces: better said once than as an "Exec format error" in
+# every test.
+xiw_ko_for() {	# xiw_ko_for KO KREL
+	local vm
+	vm=$(modinfo -F vermagic "$1" 2>/dev/null) || vm=
+	case $vm in
+	"$2 "*) return 0 ;;
+	"")	echo "no xiw.ko with a vermagic at $1" ;;
+	*)	echo "xiw.ko is built for ${vm%% *}, not $2: rebuild it for $2 (make module KREL=$2, or make module-debug)" ;;
+	esac
+	return 1
+}
+
 xiw_guest_install() {	# xiw_guest_install MODULE...
+	xiw_ko_for "$(xiw_modroot)/lib/modules/$(uname -r)/updates/xiw.ko" \
+		"$(uname -r)" || return 1
 	"$XIW_REPO/scripts/install.sh" --prepared "$(xiw_modroot)" ||
 		{ echo "install failed"; return 1; }
 	[ $# -eq 0 ] || modprobe -a "$@" ||
