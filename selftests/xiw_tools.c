@@ -211,36 +211,70 @@ TEST_F_TIMEOUT(tool, rdma_server_client, 120)
 /*
  * IPv6. Every other test here runs over IPv4; a user's fabric may be
  * IPv6 only. An address of its own on the device's netdev (nodad: usable
- * at once), then rping over it, 100 pings verified. With xiw, a second
- * pair that runs until stopped shows, in "rdma res show qp -dd", each
- * QP's peer in IPv6 form: the client's is the server's address and port,
- * the server's the client's address (same host) with another port.
+ * at once), then rping over it, 100 pings verified, and 10 to a server
+ * listening on the IPv6 wildcard address. With xiw, a third pair that
+ * runs until stopped shows, in "rdma res show qp -dd", each QP's peer in
+ * IPv6 form: the client's is the server's address and port, the
+ * server's the client's address (same host) with another port.
  */
 #define XT_ADDR6	"fd00:99::1"
 
-/* Both QPs of a connection on ibdev name their peer at XT_ADDR6. */
-static bool ipv6_peers_shown(const char *ibdev, int port, char *out,
-			     size_t len)
+/*
+ * Both QPs of a connection on ibdev name their peer at addr (as shown:
+ * "[...]" for IPv6), the client's with port.
+ */
+static bool peers_shown(const char *ibdev, const char *addr, int port,
+			char *out, size_t len)
 {
-	char want[64];
+	char want[80], any[80];
 	const char *p;
 	int n = 0;
 
 	if (xsh(out, len, "rdma -dd res show qp link %s/1", ibdev))
 		return false;
-	snprintf(want, sizeof(want), "drv_peer [" XT_ADDR6 "]:%d ", port);
+	snprintf(want, sizeof(want), "drv_peer %s:%d ", addr, port);
+	snprintf(any, sizeof(any), "drv_peer %s:", addr);
 	if (!strstr(out, want))
 		return false;
-	for (p = out; (p = strstr(p, "drv_peer [" XT_ADDR6 "]:")); p++)
+	for (p = out; (p = strstr(p, any)); p++)
 		n++;
 	return n >= 2;
 }
 
+/*
+ * A server listening on saddr and a client to caddr, both pinging until
+ * stopped (-C 0), until peers_shown(shown, port) holds (at most 20 s);
+ * then both are killed. Whether it held.
+ */
+static bool pair_shows_peers(struct run *r, const char *ibdev,
+			     const char *saddr, const char *caddr,
+			     const char *shown, int port, char *out,
+			     size_t len)
+{
+	char cmd[256];
+	bool ok;
+	pid_t cli;
+
+	if (start_server(r, CLIENT_S + 10, port, "rping -s -a %s -p %d -C 0",
+			 saddr, port) <= 0)
+		return false;
+	snprintf(cmd, sizeof(cmd),
+		 "exec timeout -k 2 %d rping -c -a %s -p %d -C 0 >/dev/null 2>&1 </dev/null",
+		 CLIENT_S, caddr, port);
+	cli = xsh_spawn(cmd);
+	ok = cli > 0 && WAIT_UNTIL(peers_shown(ibdev, shown, port, out, len),
+				   20000);
+	if (cli > 0) {
+		kill(-cli, SIGKILL);
+		waitpid(cli, NULL, 0);
+	}
+	kill_server(r);
+	return ok;
+}
+
 TEST_F_TIMEOUT(tool, rping_ipv6, 120)
 {
-	char cmd[256], out[8192];
-	bool shown;
-	pid_t cli;
+	char out[8192];
 
 	ASSERT_EQ(0, sh("ip -6 addr replace " XT_ADDR6 "/64 dev %s nodad",
 			self->link.netdev));
@@ -250,23 +284,68 @@ TEST_F_TIMEOUT(tool, rping_ipv6, 120)
 	ASSERT_EQ(100, count_lines(self->r.out, "ping data: rdma-ping-"))
 		TH_LOG("client output:\n%s", self->r.out);
 	SERVER_OK();
+	/* A wildcard IPv6 listener (what a server given no address has). */
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7178,
+				  "rping -s -a :: -p 7178 -C 10 -v"));
+	CLIENT_OK("rping -c -a " XT_ADDR6 " -p 7178 -C 10 -v");
+	ASSERT_EQ(10, count_lines(self->r.out, "ping data: rdma-ping-"))
+		TH_LOG("client output:\n%s", self->r.out);
+	SERVER_OK();
 	if (xr_is_siw())
 		return;	/* siw has no per-QP driver details */
+	ASSERT_TRUE(pair_shows_peers(&self->r, self->link.ibdev, XT_ADDR6,
+				     XT_ADDR6, "[" XT_ADDR6 "]", 7176, out,
+				     sizeof(out)))
+		TH_LOG("rdma res show qp -dd:\n%s", out);
+}
 
-	/* -C 0: ping until killed. */
-	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7176,
-				  "rping -s -a " XT_ADDR6 " -p 7176 -C 0"));
-	snprintf(cmd, sizeof(cmd),
-		 "exec timeout -k 2 %d rping -c -a " XT_ADDR6
-		 " -p 7176 -C 0 >/dev/null 2>&1 </dev/null", CLIENT_S);
-	cli = xsh_spawn(cmd);
-	ASSERT_LT(0, cli);
-	shown = WAIT_UNTIL(ipv6_peers_shown(self->link.ibdev, 7176, out,
-					    sizeof(out)), 20000);
-	kill(-cli, SIGKILL);
-	waitpid(cli, NULL, 0);
+/*
+ * An rdma_cm listener on the IPv6 wildcard address takes IPv4 clients as
+ * well, as a TCP socket does, unless the id is IPv6-only: rdma_cm's
+ * default is the net.ipv6.bindv6only sysctl (rdma_set_afonly() sets it
+ * per id). xiw follows it and gives such a connection's addresses in
+ * their IPv4 form, to rdma_cm and in the QP's details; with bindv6only
+ * 1 the IPv4 client is refused. (siw makes its listener IPv6-only too,
+ * but accepts the connection over TCP and then rejects it: an IPv4
+ * client of siw's IPv6 wildcard listener fails either way.)
+ */
+TEST_F_TIMEOUT(tool, ipv6_wildcard_takes_ipv4, 120)
+{
+	char out[8192], v6only[16];
+	int rc;
+
+	if (xr_is_siw())
+		SKIP(return, "siw refuses IPv4 clients of an IPv6 listener");
+	ASSERT_LT(0, read_text("/proc/sys/net/ipv6/bindv6only", v6only,
+			       sizeof(v6only)));
+	ASSERT_EQ('0', v6only[0]) TH_LOG("the guest's bindv6only is %s", v6only);
+	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7179,
+				  "rping -s -a :: -p 7179 -C 10 -v"));
+	CLIENT_OK("rping -c -a " XR_ADDR " -p 7179 -C 10 -v");
+	ASSERT_EQ(10, count_lines(self->r.out, "ping data: rdma-ping-"))
+		TH_LOG("client output:\n%s", self->r.out);
+	SERVER_OK();
+	/* Not "[::ffff:10.99.0.1]": rdma_cm gets IPv4 addresses. */
+	ASSERT_TRUE(pair_shows_peers(&self->r, self->link.ibdev, "::", XR_ADDR,
+				     XR_ADDR, 7180, out, sizeof(out)))
+		TH_LOG("rdma res show qp -dd:\n%s", out);
+
+	/* IPv6-only by the sysctl: nothing listens for IPv4 on the port. */
+	ASSERT_EQ(0, sh("sysctl -qw net.ipv6.bindv6only=1"));
+	if (start_server(&self->r, CLIENT_S + 10, 7181,
+			 "rping -s -a :: -p 7181 -C 1 -v") > 0)
+		rc = xsh(self->r.out, sizeof(self->r.out),
+			 "timeout -k 2 %d rping -c -a " XR_ADDR " -p 7181 -C 1 -v",
+			 CLIENT_S);
+	else
+		rc = -1;
+	sh("sysctl -qw net.ipv6.bindv6only=0");
 	kill_server(&self->r);
-	ASSERT_TRUE(shown) TH_LOG("rdma res show qp -dd:\n%s", out);
+	ASSERT_NE(-1, rc) TH_LOG("the IPv6-only server did not start");
+	ASSERT_NE(0, rc) TH_LOG("an IPv4 client reached an IPv6-only listener:\n%s",
+				self->r.out);
+	ASSERT_NE(NULL, strstr(self->r.out, "RDMA_CM_EVENT_REJECTED"))
+		TH_LOG("client output:\n%s", self->r.out);
 }
 
 /*

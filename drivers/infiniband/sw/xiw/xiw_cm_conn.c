@@ -167,6 +167,8 @@ int xiw_cm_upcall(struct xiw_conn *conn, struct iw_cm_id *cm_id,
 	if (conn->sock && type != IW_CM_EVENT_CLOSE) {
 		kernel_getsockname(conn->sock, (struct sockaddr *)&ev.local_addr);
 		kernel_getpeername(conn->sock, (struct sockaddr *)&ev.remote_addr);
+		xiw_sockaddr_unmap((union xiw_sockaddr *)&ev.local_addr);
+		xiw_sockaddr_unmap((union xiw_sockaddr *)&ev.remote_addr);
 	}
 	return cm_id->event_handler(cm_id, &ev);
 }

@@ -217,7 +217,12 @@ int xiw_listen_one(struct xiw_device *xdev, struct iw_cm_id *cm_id,
 		goto err;
 	conn->net = xiw_net(xdev);
 	conn->backlog = max(backlog, 1);
-	if (addr->sa_family == AF_INET6)
+	/*
+	 * An IPv6 listener takes IPv4 connections as well unless its id is
+	 * IPv6-only (rdma_set_afonly(); by default the bindv6only sysctl, as
+	 * for any socket). Their addresses go up as IPv4 (xiw_cm_upcall).
+	 */
+	if (addr->sa_family == AF_INET6 && cm_id->afonly)
 		ip6_sock_set_v6only(conn->sock->sk);
 	if (ifindex) {
 		rv = sock_bindtoindex(conn->sock->sk, ifindex, true);

@@ -216,6 +216,8 @@ void xiw_diag_conn(struct xiw_qp *qp, struct socket *sock)
 	     sock->sk->sk_family != AF_INET6) ||
 	    kernel_getpeername(sock, &qp->diag.peer.sa) < 0)
 		qp->diag.peer.sa.sa_family = AF_UNSPEC;
+	else
+		xiw_sockaddr_unmap(&qp->diag.peer);
 }
 
 /*

@@ -14,7 +14,9 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/socket.h>
+#include <linux/string.h>
 #include <linux/types.h>
+#include <net/ipv6.h>
 
 enum xiw_counter {
 	/* V-08: the error counters of mlx5, with the same meaning */
@@ -68,6 +70,27 @@ union xiw_sockaddr {
 	struct sockaddr_in in4;
 	struct sockaddr_in6 in6;
 };
+
+/*
+ * An IPv4 peer of an IPv6 socket that is not IPv6-only has IPv4-mapped
+ * addresses (::ffff:a.b.c.d); rdma_cm and users want them as IPv4, as
+ * the IB CM gives them.
+ */
+static inline void xiw_sockaddr_unmap(union xiw_sockaddr *a)
+{
+	__be32 v4;
+	__be16 port;
+
+	if (a->sa.sa_family != AF_INET6 ||
+	    !ipv6_addr_v4mapped(&a->in6.sin6_addr))
+		return;
+	v4 = a->in6.sin6_addr.s6_addr32[3];
+	port = a->in6.sin6_port;
+	memset(a, 0, sizeof(*a));
+	a->in4.sin_family = AF_INET;
+	a->in4.sin_port = port;
+	a->in4.sin_addr.s_addr = v4;
+}
 
 struct xiw_qp_diag {
 	/*
