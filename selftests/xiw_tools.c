@@ -174,6 +174,18 @@ static int count_lines(const char *s, const char *prefix)
 	ASSERT_EQ(0, __st) TH_LOG("server exit status %d (-1: killed)", __st); \
 } while (0)
 
+/* rping with n pings verified: a server on saddr, a client to caddr. */
+#define RPING_OK(rn, saddr, caddr, port, n) do {			\
+	ASSERT_LT(0, start_server((rn), CLIENT_S + 10, (port),		\
+				  "rping -s -a %s -p %d -C %d -v",	\
+				  (saddr), (port), (n)));		\
+	RUN_CLIENT_OK((rn), "rping -c -a %s -p %d -C %d -v", (caddr),	\
+		      (port), (n));					\
+	ASSERT_EQ((n), count_lines((rn)->out, "ping data: rdma-ping-"))	\
+		TH_LOG("client output:\n%s", (rn)->out);		\
+	RUN_SERVER_OK(rn);						\
+} while (0)
+
 #define CLIENT_OK(fmt, ...)	RUN_CLIENT_OK(&self->r, fmt, ##__VA_ARGS__)
 #define SERVER_OK()		RUN_SERVER_OK(&self->r)
 
@@ -278,19 +290,9 @@ TEST_F_TIMEOUT(tool, rping_ipv6, 120)
 
 	ASSERT_EQ(0, sh("ip -6 addr replace " XT_ADDR6 "/64 dev %s nodad",
 			self->link.netdev));
-	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7175,
-				  "rping -s -a " XT_ADDR6 " -p 7175 -C 100 -v"));
-	CLIENT_OK("rping -c -a " XT_ADDR6 " -p 7175 -C 100 -v");
-	ASSERT_EQ(100, count_lines(self->r.out, "ping data: rdma-ping-"))
-		TH_LOG("client output:\n%s", self->r.out);
-	SERVER_OK();
+	RPING_OK(&self->r, XT_ADDR6, XT_ADDR6, 7175, 100);
 	/* A wildcard IPv6 listener (what a server given no address has). */
-	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7178,
-				  "rping -s -a :: -p 7178 -C 10 -v"));
-	CLIENT_OK("rping -c -a " XT_ADDR6 " -p 7178 -C 10 -v");
-	ASSERT_EQ(10, count_lines(self->r.out, "ping data: rdma-ping-"))
-		TH_LOG("client output:\n%s", self->r.out);
-	SERVER_OK();
+	RPING_OK(&self->r, "::", XT_ADDR6, 7178, 10);
 	if (xr_is_siw())
 		return;	/* siw has no per-QP driver details */
 	ASSERT_TRUE(pair_shows_peers(&self->r, self->link.ibdev, XT_ADDR6,
@@ -319,12 +321,7 @@ TEST_F_TIMEOUT(tool, ipv6_wildcard_takes_ipv4, 120)
 	ASSERT_LT(0, read_text("/proc/sys/net/ipv6/bindv6only", v6only,
 			       sizeof(v6only)));
 	ASSERT_EQ('0', v6only[0]) TH_LOG("the guest's bindv6only is %s", v6only);
-	ASSERT_LT(0, start_server(&self->r, CLIENT_S + 10, 7179,
-				  "rping -s -a :: -p 7179 -C 10 -v"));
-	CLIENT_OK("rping -c -a " XR_ADDR " -p 7179 -C 10 -v");
-	ASSERT_EQ(10, count_lines(self->r.out, "ping data: rdma-ping-"))
-		TH_LOG("client output:\n%s", self->r.out);
-	SERVER_OK();
+	RPING_OK(&self->r, "::", XR_ADDR, 7179, 10);
 	/* Not "[::ffff:10.99.0.1]": rdma_cm gets IPv4 addresses. */
 	ASSERT_TRUE(pair_shows_peers(&self->r, self->link.ibdev, "::", XR_ADDR,
 				     XR_ADDR, 7180, out, sizeof(out)))
