@@ -105,7 +105,7 @@ int xiw_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	ibqp = xiw_get_qp(cm_id->device, param->qpn);
 	if (!ibqp)
 		return -EINVAL;
-	conn = xiw_conn_alloc(xdev, XIW_FAULT_CONN_CONNECT);
+	conn = xiw_conn_alloc(xdev, false, XIW_FAULT_CONN_CONNECT);
 	if (!conn)
 		return -ENOMEM;
 	conn->active = true;

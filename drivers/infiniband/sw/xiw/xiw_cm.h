@@ -85,7 +85,7 @@ struct xiw_conn {
 
 /* xiw_cm_conn.c */
 void xiw_conn_put(struct xiw_conn *conn);
-struct xiw_conn *xiw_conn_alloc(struct xiw_device *xdev,
+struct xiw_conn *xiw_conn_alloc(struct xiw_device *xdev, bool listen,
 				enum xiw_fault_site site);
 void xiw_conn_event(struct xiw_conn *conn, int ev);
 void xiw_conn_free_frame(struct xiw_conn *conn);

@@ -64,12 +64,12 @@ static void xiw_conn_timeout(struct work_struct *work);
 /*
  * A conn, and unless it listens the buffer for its MPA start-up, which
  * goes once the connection is in RTS (xiw_conn_free_frame()): of a
- * conn's kilobyte and a half, a connection in use keeps a third.
+ * conn's kilobyte and a half, a connection in use keeps a third. site is
+ * the fault-injection site that fails both allocations.
  */
-struct xiw_conn *xiw_conn_alloc(struct xiw_device *xdev,
+struct xiw_conn *xiw_conn_alloc(struct xiw_device *xdev, bool listen,
 				enum xiw_fault_site site)
 {
-	bool listen = site == XIW_FAULT_CONN_LISTEN;
 	struct xiw_conn *conn;
 	u8 *frame;
 

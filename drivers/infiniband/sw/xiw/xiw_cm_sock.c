@@ -162,7 +162,8 @@ void xiw_conn_accept_tcp(struct xiw_conn *lconn)
 	while (lconn->state == XIW_CONN_LISTEN &&
 	       atomic_read(&lconn->nwait) < lconn->backlog &&
 	       !kernel_accept(lconn->sock, &sock, O_NONBLOCK)) {
-		conn = xiw_conn_alloc(lconn->xdev, XIW_FAULT_CONN_ACCEPT);
+		conn = xiw_conn_alloc(lconn->xdev, false,
+				      XIW_FAULT_CONN_ACCEPT);
 		if (!conn) {
 			sock_release(sock);
 			continue;
@@ -206,7 +207,8 @@ int xiw_listen_one(struct xiw_device *xdev, struct iw_cm_id *cm_id,
 		   struct xiw_listen *l, struct sockaddr *addr,
 		   int addrlen, int backlog, int ifindex)
 {
-	struct xiw_conn *conn = xiw_conn_alloc(xdev, XIW_FAULT_CONN_LISTEN);
+	struct xiw_conn *conn = xiw_conn_alloc(xdev, true,
+						 XIW_FAULT_CONN_LISTEN);
 	int rv;
 
 	if (!conn)
