@@ -9,10 +9,10 @@
 #define XIW_COUNTERS_H
 
 #include <linux/atomic.h>
-#include <linux/list.h>
-#include <linux/percpu.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/list.h>
+#include <linux/percpu.h>
 #include <linux/socket.h>
 #include <linux/string.h>
 #include <linux/types.h>
@@ -60,7 +60,6 @@ struct xiw_counters {
 	u64 v[XIW_CNT_NUM];
 };
 
-/* What "rdma res show qp -dd" tells about a QP beyond the core's view. */
 /*
  * A QP's socket is TCP over IPv4 or IPv6: its addresses fit this, not a
  * whole sockaddr_storage (100 bytes more in every QP).
@@ -92,6 +91,7 @@ static inline void xiw_sockaddr_unmap(union xiw_sockaddr *a)
 	a->in4.sin_addr.s_addr = v4;
 }
 
+/* What "rdma res show qp -dd" tells about a QP beyond the core's view. */
 struct xiw_qp_diag {
 	/*
 	 * The last Terminate sent and received: XIW_TERM_SEEN | layer/etype
