@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
-# Host test of the kernel-log verdict of scripts/lib.sh (xiw_klog_scan)
-# and of scripts/check.sh's reading of TAP (check.sh --parse): each case
-# is a log and what the verdict must be. scripts/testdata/klog-siw-lockdep.txt
+# Host test of the kernel-log verdict of scripts/lib.sh (xiw_klog_scan),
+# of scripts/check.sh's reading of TAP (check.sh --parse) and of the
+# guest's module check (xiw_ko_for): each case is an input and what the
+# verdict must be. scripts/testdata/klog-siw-lockdep.txt
 # is the known siw report as a debug-kernel guest logged it. Prints TAP;
 # exits non-zero if any case fails. make check runs it.
 set -u

@@ -169,8 +169,6 @@ xiw_modroot() {
 	fi
 }
 
-# Install xiw.ko and the provider into the guest's RAM overlay, then load
-# the modules given. Says what failed on stdout.
 # Is KO built for kernel release KREL? If not, say why on stdout and
 # return 1. The guest's module tree links the tree's last build
 # (scripts/vm-modules.sh), which a build for another kernel (make bench:
@@ -187,6 +185,8 @@ xiw_ko_for() {	# xiw_ko_for KO KREL
 	return 1
 }
 
+# Install xiw.ko and the provider into the guest's RAM overlay, then load
+# the modules given. Says what failed on stdout.
 xiw_guest_install() {	# xiw_guest_install MODULE...
 	xiw_ko_for "$(xiw_modroot)/lib/modules/$(uname -r)/updates/xiw.ko" \
 		"$(uname -r)" || return 1
