@@ -328,7 +328,7 @@ TEST_F_TIMEOUT(tool, ipv6_wildcard_takes_ipv4, 120)
 		TH_LOG("rdma res show qp -dd:\n%s", out);
 
 	/* IPv6-only by the sysctl: nothing listens for IPv4 on the port. */
-	ASSERT_EQ(0, sh("sysctl -qw net.ipv6.bindv6only=1"));
+	ASSERT_EQ(0, sh("echo 1 > /proc/sys/net/ipv6/bindv6only"));
 	if (start_server(&self->r, CLIENT_S + 10, 7181,
 			 "rping -s -a :: -p 7181 -C 1 -v") > 0)
 		rc = xsh(self->r.out, sizeof(self->r.out),
@@ -336,7 +336,7 @@ TEST_F_TIMEOUT(tool, ipv6_wildcard_takes_ipv4, 120)
 			 CLIENT_S);
 	else
 		rc = -1;
-	sh("sysctl -qw net.ipv6.bindv6only=0");
+	sh("echo 0 > /proc/sys/net/ipv6/bindv6only");
 	kill_server(&self->r);
 	ASSERT_NE(-1, rc) TH_LOG("the IPv6-only server did not start");
 	ASSERT_NE(0, rc) TH_LOG("an IPv4 client reached an IPv6-only listener:\n%s",
