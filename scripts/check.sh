@@ -235,12 +235,24 @@ debug_prepare() {	# debug_prepare KDIR
 		return 1
 	fi
 }
+# vm-run.sh boots a guest once more when the first boot died before its
+# command began (in the kernel's own boot, nothing of ours loaded): a
+# rerun, named with what the first boot logged.
+boot_reruns() {	# boot_reruns PREFIX LOG
+	local line
+	while IFS= read -r line; do
+		line=${line#vm-run: }
+		reruns+=("$1: ${line%; booting once more}")
+	done < <(grep -E '^vm-run: .*; booting once more$' "$2")
+}
+
 debug_boot() {	# debug_boot KDIR NAME VM-TIMEOUT SELFTEST...
 	local kdir=$1 name=$2 vm_timeout=$3 rc
 	shift 3
 	XIW_VM_KDIR=$kdir scripts/vm-run.sh -n "$name" -t "$vm_timeout" -- \
 		scripts/guest/run_vm.sh "$@" > "$logs/vm-$name.log" 2>&1
 	rc=$?
+	boot_reruns "vm debug" "$logs/vm-$name.log"
 	tap_results "build/vm/$name/output.log" "vm debug"
 	[ "$ntap" -gt 0 ] || result fail "vm debug: $name: no selftest result" "$logs/vm-$name.log"
 	case $rc in
@@ -252,6 +264,7 @@ debug_boot() {	# debug_boot KDIR NAME VM-TIMEOUT SELFTEST...
 # One guest's results on Debian's kernel, and the run itself: timeout, a
 # guest that died, or a kernel warning.
 stock_verdict() {	# stock_verdict PREFIX NAME VM-RUN-EXIT LOG
+	boot_reruns "$1" "$4"
 	tap_results "build/vm/$2/output.log" "$1"
 	[ "$ntap" -gt 0 ] || result fail "$1: no selftest result" "$4"
 	case $3 in
@@ -417,6 +430,7 @@ fi
 echo "== two guests on one link (QEMU, panic_on_warn=1)"
 scripts/vm-pair.sh -t 900 -- scripts/guest/xiw_pair.sh > "$logs/vm-pair.log" 2>&1
 pair_rc=$?
+boot_reruns "vm pair" "$logs/vm-pair.log"
 # Each guest must report: its plan is checked, and a guest with no result
 # at all fails.
 for g in a b; do

@@ -163,18 +163,38 @@ if [ -n "$kdir" ]; then
 fi
 printf '%q ' "$@" >> "$out/cmd"
 
-qemu_rc=0
-timeout -k 10 "$timeout_s" qemu-system-x86_64 \
-	-accel "${XIW_VM_ACCEL:-tcg}" -machine q35 -cpu "$CPU" -smp 2 -m "$mem" \
-	-nodefaults -no-user-config -display none -monitor none -no-reboot \
-	-serial "file:$out/console.log" -pidfile "$out/qemu.pid" \
-	-kernel "$kernel" -initrd "$initrd" \
-	-append "$APPEND ${XIW_VM_APPEND:-}" \
-	-virtfs "local,path=$root_share,mount_tag=host,security_model=none,readonly=on,multidevs=remap" \
-	"${shares[@]}" \
-	-virtfs "local,path=$out,mount_tag=xiwout,security_model=none,multidevs=remap" \
-	${XIW_VM_NET:--nic none} ${XIW_VM_QEMU_ARGS:-} > "$out/qemu.log" 2>&1 ||
-	qemu_rc=$?
+boot() {	# boot [EXTRA-KERNEL-ARGS]
+	qemu_rc=0
+	timeout -k 10 "$timeout_s" qemu-system-x86_64 \
+		-accel "${XIW_VM_ACCEL:-tcg}" -machine q35 -cpu "$CPU" -smp 2 -m "$mem" \
+		-nodefaults -no-user-config -display none -monitor none -no-reboot \
+		-serial "file:$out/console.log" -pidfile "$out/qemu.pid" \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "$APPEND ${XIW_VM_APPEND:-} ${1:-}" \
+		-virtfs "local,path=$root_share,mount_tag=host,security_model=none,readonly=on,multidevs=remap" \
+		"${shares[@]}" \
+		-virtfs "local,path=$out,mount_tag=xiwout,security_model=none,multidevs=remap" \
+		${XIW_VM_NET:--nic none} ${XIW_VM_QEMU_ARGS:-} > "$out/qemu.log" 2>&1 ||
+		qemu_rc=$?
+}
+# XIW_VM_FIRST_APPEND: kernel arguments for the first boot only, to
+# test the retry below (rdinit=/bin/false kills the guest in its boot).
+boot "${XIW_VM_FIRST_APPEND:-}"
+# A guest that died before its command started (guest.sh creates
+# output.log first thing) died in the kernel's own boot, before xiw or
+# anything of ours was loaded: under TCG, 6.12 has been seen to take an
+# int3 Oops while patching its code on a secondary CPU. Boot once more,
+# keep the first console as console-boot1.log and say so on a
+# "vm-run: ... booting once more" line, which make check counts as a
+# rerun. A second such death is reported as any other.
+if [ "$qemu_rc" -ne 124 ] && [ "$qemu_rc" -ne 137 ] && [ ! -s "$out/rc" ] &&
+   [ ! -e "$out/output.log" ]; then
+	why=$(grep -m 1 -E "$XIW_KLOG_BAD" "$out/console.log" | sed 's/^\[[ 0-9.]*\] //') ||
+		why="no kernel report"
+	echo "vm-run: $name: the guest died while booting, before the command started (${why:-no kernel report}); booting once more" >&2
+	mv "$out/console.log" "$out/console-boot1.log"
+	boot
+fi
 
 # Anything xiw_klog_scan calls bad means the kernel is unhealthy,
 # whatever the command said; siw's known report is only mentioned.
