@@ -181,7 +181,7 @@ boot() {	# boot [EXTRA-KERNEL-ARGS]
 # test the retry below (rdinit=/bin/false kills the guest in its boot).
 boot "${XIW_VM_FIRST_APPEND:-}"
 # A guest that died before its command started (guest.sh creates
-# output.log first thing) died in the kernel's own boot, before xiw or
+# output.log as it starts the command) died in its own boot, before xiw or
 # anything of ours was loaded: under TCG, 6.12 has been seen to take an
 # int3 Oops while patching its code on a secondary CPU. Boot once more,
 # keep the first console as console-boot1.log and say so on a
@@ -189,8 +189,7 @@ boot "${XIW_VM_FIRST_APPEND:-}"
 # rerun. A second such death is reported as any other.
 if [ "$qemu_rc" -ne 124 ] && [ "$qemu_rc" -ne 137 ] && [ ! -s "$out/rc" ] &&
    [ ! -e "$out/output.log" ]; then
-	why=$(grep -m 1 -E "$XIW_KLOG_BAD" "$out/console.log" | sed 's/^\[[ 0-9.]*\] //') ||
-		why="no kernel report"
+	why=$(grep -m 1 -E "$XIW_KLOG_BAD" "$out/console.log" | sed 's/^\[[ 0-9.]*\] //')
 	echo "vm-run: $name: the guest died while booting, before the command started (${why:-no kernel report}); booting once more" >&2
 	mv "$out/console.log" "$out/console-boot1.log"
 	boot
