@@ -51,7 +51,7 @@ provider:
 
 selftests: $(SELFTESTS)
 
-$(BUILD)/selftests/%: selftests/%.c selftests/xiw_util.h selftests/xiw_rdma_util.h selftests/xiw_mpa_util.h selftests/xiw_wire_checks.h selftests/xiw_bulk.h include/uapi/rdma/xiw-abi.h
+$(BUILD)/selftests/%: selftests/%.c selftests/xiw_util.h selftests/xiw_rdma_util.h selftests/xiw_mpa_util.h selftests/xiw_wire_checks.h selftests/xiw_bulk.h selftests/xiw_fault_util.h include/uapi/rdma/xiw-abi.h
 	@test -e $(KSRC)/tools/testing/selftests/kselftest_harness.h || \
 		{ echo "kselftest harness missing: run scripts/setup.sh (make check does)"; exit 1; }
 	@mkdir -p $(dir $@)

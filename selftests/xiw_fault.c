@@ -26,82 +26,12 @@
 
 #include "kselftest_harness.h"
 #include "xiw_rdma_util.h"
+#include "xiw_fault_util.h"
 
-#define XF_DIR		"/sys/kernel/debug/xiw/"
 #define XF_NETDEV	"xf0"
 #define XF_IBDEV	"xiwF0"
 #define XF_ADDR		"10.96.0.1"
 #define XF_PARAMS	"/sys/module/xiw/parameters/"
-
-static int xf_write(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), rv;
-
-	if (fd < 0)
-		return -1;
-	rv = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
-	close(fd);
-	return rv;
-}
-
-static int xf_attr(const char *name, const char *val)
-{
-	char p[256];
-
-	snprintf(p, sizeof(p), XF_DIR "fail_alloc/%s", name);
-	return xf_write(p, val);
-}
-
-/* A site's number, and how often it was reached and failed; -1: none. */
-static int xf_site(const char *name, long *reached, long *failed)
-{
-	char line[128], n[64];
-	long r, f;
-	FILE *fp = fopen(XF_DIR "sites", "r");
-	int id, found = -1;
-
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "%d %63s %ld %ld", &id, n, &r, &f) == 4 &&
-		    !strcmp(n, name)) {
-			found = id;
-			if (reached)
-				*reached = r;
-			if (failed)
-				*failed = f;
-		}
-	fclose(fp);
-	return found;
-}
-
-static long xf_failed(const char *name)
-{
-	long f = -1;
-
-	xf_site(name, NULL, &f);
-	return f;
-}
-
-/* The next allocation at the site fails, once. */
-static int xf_arm(const char *name)
-{
-	char v[16];
-	int id = xf_site(name, NULL, NULL);
-
-	if (id < 0)
-		return -1;
-	snprintf(v, sizeof(v), "%d", id);
-	if (xf_write(XF_DIR "fail_site", v))
-		return -1;
-	return xf_attr("times", "1");
-}
-
-static void xf_disarm(void)
-{
-	xf_attr("times", "0");
-	xf_write(XF_DIR "fail_site", "0");
-}
 
 /* Objects of a kind ("qp", "mr", "cq", "srq") the device holds. */
 static int xf_res_count(const char *kind)
@@ -191,16 +121,11 @@ XF_SITE(tx_set, XF_TX_SET);
 FIXTURE_SETUP(site)
 {
 	xr_unlimit_memlock();
-	sh("mount -t debugfs none /sys/kernel/debug >/dev/null 2>&1");
 	ASSERT_EQ(0, xr_load_type("xiw"));
-	self->have = path_exists(XF_DIR "fail_site");
+	self->have = xf_present();
 	if (!self->have)
 		return;
-	xf_disarm();
-	ASSERT_EQ(0, xf_attr("probability", "100"));
-	ASSERT_EQ(0, xf_attr("interval", "1"));
-	ASSERT_EQ(0, xf_attr("verbose", "0"));
-	ASSERT_EQ(0, xf_attr("task-filter", "N"));
+	ASSERT_EQ(0, xf_prepare());
 	ASSERT_EQ(0, xr_link_make(&self->link, "xiw", XF_NETDEV, XF_IBDEV,
 				  XF_ADDR));
 }
