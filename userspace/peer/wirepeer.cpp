@@ -88,6 +88,17 @@ struct options {
 	 * options, so that bad hex is a usage error before any connection.
 	 */
 	byte_vec after_frame;
+	/*
+	 * --mpa-fault: one thing wrong in our start-up frame (MPA-03), as
+	 * its offset in the frame and the bytes put there: the key's first
+	 * byte, the revision, or PD_Length (whatever follows is sent as
+	 * encoded). Parsed with the options, like --after-frame. Or
+	 * swap_key: the other frame's key, as a second initiator (or
+	 * responder) would send it (MPA-14).
+	 */
+	std::size_t mpa_fault_at = 0;
+	byte_vec mpa_fault;
+	bool mpa_swap_key = false;
 	bool quiet = false;
 	std::vector<std::string> actions;
 };
@@ -104,13 +115,16 @@ struct options {
 		"  --force-rtr (responder: pick --rtr even if not offered)\n"
 		"  --dribble N (full operation: N bytes per send, 1 ms apart)\n"
 		"  --after-frame HEX (bytes right behind our MPA frame)\n"
+		"  --mpa-fault key|swap_key|rev=N|pd_len=N (our MPA frame malformed)\n"
 		"  --expect TEXT (repeatable: a printed line must start with it)\n"
 		"  --fuzz --seed S --frames N [--mutate PCT] (with --connect)\n"
 		"actions (each may end in !FAULT[=VALUE]):\n"
 		"  send:N send_se:N send_inv:N:STAG send_se_inv:N:STAG\n"
 		"  write:STAG:TO:N  read:SRCSTAG:SRCTO:N[:SINKSTAG:SINKTO]\n"
 		"  reads:K:SRCSTAG:SRCTO:N  immdt:HEX16  terminate:L:E:C\n"
-		"  atomic:AOP:STAG:TO[:ADD_SWAP[:COMPARE[:REQ_ID]]]\n"
+		"  atomic:AOP:STAG:TO[:ADD_SWAP[:COMPARE[:REQ_ID[:ADD_SWAP_MASK[:COMPARE_MASK]]]]]\n"
+		"    (STAG, TO 'rx': from the last Send received, be32 + be64;\n"
+		"    an empty field keeps its default)\n"
 		"  atomic_resp:REQ_ID[:VALUE] (RFC 7306)\n"
 		"  raw:HEX  wait:MS  close\n"
 		"faults: crc length pad marker truncate overlong ddp_version\n"
@@ -338,6 +352,7 @@ public:
 
 private:
 	void say(const std::string &s);
+	void fault_startup(byte_vec &buf) const;
 	void on_fpdu(byte_view u);
 	bool send_message(message m, const std::string &fault);
 	bool handle_rx(byte_view in);
@@ -356,6 +371,7 @@ private:
 	std::uint64_t terms_ = 0;
 	rtr_type rtr_ = rtr_type::none;
 	bool initiator_ = false;
+	byte_vec last_send_;	/* the payload of the last Send's first segment */
 };
 
 void session::say(const std::string &s)
@@ -365,6 +381,17 @@ void session::say(const std::string &s)
 		std::printf("%s\n", s.c_str());
 		std::fflush(stdout);
 	}
+}
+
+/* --mpa-fault, on our encoded start-up frame. */
+void session::fault_startup(byte_vec &buf) const
+{
+	const std::string_view other = initiator_ ? kMpaKeyRep : kMpaKeyReq;
+
+	if (o_.mpa_swap_key)
+		std::copy(other.begin(), other.end(), buf.begin());
+	std::copy(o_.mpa_fault.begin(), o_.mpa_fault.end(),
+		  buf.begin() + static_cast<std::ptrdiff_t>(o_.mpa_fault_at));
 }
 
 bool session::start(bool initiator)
@@ -393,6 +420,7 @@ bool session::start(bool initiator)
 	}
 	if (initiator) {
 		encode_startup(mine, buf);
+		fault_startup(buf);
 		buf.insert(buf.end(), o_.after_frame.begin(),
 			   o_.after_frame.end());
 		if (!c_.send_all(buf)) {
@@ -480,6 +508,7 @@ bool session::start(bool initiator)
 		mine.enhanced = theirs.enhanced && o_.rev == 2;
 		mine.rev = mine.enhanced ? 2 : theirs.rev;
 		encode_startup(mine, buf);
+		fault_startup(buf);
 		buf.insert(buf.end(), o_.after_frame.begin(),
 			   o_.after_frame.end());
 		if (!c_.send_all(buf)) {
@@ -650,6 +679,12 @@ void session::on_fpdu(byte_view u)
 		break;
 	}
 	say(line);
+	if (!h.tagged && h.mo == 0 &&
+	    (h.op == static_cast<std::uint8_t>(opcode::send) ||
+	     h.op == static_cast<std::uint8_t>(opcode::send_se) ||
+	     h.op == static_cast<std::uint8_t>(opcode::send_inv) ||
+	     h.op == static_cast<std::uint8_t>(opcode::send_se_inv)))
+		last_send_.assign(s.payload.begin(), s.payload.end());
 	if (h.op == static_cast<std::uint8_t>(opcode::atomic_req) &&
 	    !o_.atomic_reply.empty() && s.payload.size() == 52) {
 		/*
@@ -850,6 +885,10 @@ bool session::action(const std::string &a)
 			throw std::invalid_argument("missing argument in " + a);
 		return num(p[i]);
 	};
+	/* Argument i, or def where it is absent or empty. */
+	auto opt = [&](std::size_t i, std::uint64_t def) {
+		return i < p.size() && !p[i].empty() ? num(p[i]) : def;
+	};
 	message m;
 	byte_vec data;
 	auto pattern = [&](std::uint64_t n) {
@@ -921,23 +960,28 @@ bool session::action(const std::string &a)
 	if (verb == "atomic") {
 		/*
 		 * RFC 7306 section 5.2.1: the request's header is the DDP
-		 * payload. FetchAdd (0) unmasked, CmpSwap (2) every bit.
+		 * payload. By default FetchAdd (0) unmasked, CmpSwap (2)
+		 * every bit. "rx" for the STag and TO takes them from the
+		 * last Send received (a ULP advertising its buffer).
 		 */
 		const std::uint64_t aop = arg(1);
+		const bool rx = p.size() > 3 && p[2] == "rx" && p[3] == "rx";
 
+		if (rx && last_send_.size() < 12)
+			throw std::invalid_argument("no Send with an STag and TO before " + a);
 		m.op = static_cast<std::uint8_t>(opcode::atomic_req);
 		m.qn = kQnReadReq;
 		m.msn = next_msn(kQnReadReq);
 		data.assign(52, 0);
 		put_be32(&data[0], static_cast<std::uint32_t>(aop));
-		put_be32(&data[4], p.size() > 6 ?
-			 static_cast<std::uint32_t>(arg(6)) : m.msn);
-		put_be32(&data[8], static_cast<std::uint32_t>(arg(2)));
-		put_be64(&data[12], arg(3));
-		put_be64(&data[20], p.size() > 4 ? arg(4) : 1);
-		put_be64(&data[28], aop == 0 ? 0 : ~0ULL);
-		put_be64(&data[36], p.size() > 5 ? arg(5) : 0);
-		put_be64(&data[44], ~0ULL);
+		put_be32(&data[4], static_cast<std::uint32_t>(opt(6, m.msn)));
+		put_be32(&data[8], rx ? get_be32(&last_send_[0]) :
+			 static_cast<std::uint32_t>(arg(2)));
+		put_be64(&data[12], rx ? get_be64(&last_send_[4]) : arg(3));
+		put_be64(&data[20], opt(4, 1));
+		put_be64(&data[28], opt(7, aop == 0 ? 0 : ~0ULL));
+		put_be64(&data[36], opt(5, 0));
+		put_be64(&data[44], opt(8, ~0ULL));
 		m.payload = data;
 		return send_message(m, fault);
 	}
@@ -1099,7 +1143,7 @@ options parse_args(int argc, char **argv)
 		o_connect = 256, o_listen, o_rev, o_crc, o_markers, o_p2p,
 		o_rtr, o_ird, o_ord, o_pd, o_emss, o_linger, o_timeout,
 		o_noanswer, o_forcertr, o_expect, o_fuzz, o_seed, o_frames, o_mutate,
-		o_atomic_reply, o_dribble, o_after_frame,
+		o_atomic_reply, o_dribble, o_after_frame, o_mpa_fault,
 	};
 	static const struct option longopts[] = {
 		{"connect", required_argument, nullptr, o_connect},
@@ -1125,6 +1169,7 @@ options parse_args(int argc, char **argv)
 		{"mutate", required_argument, nullptr, o_mutate},
 		{"dribble", required_argument, nullptr, o_dribble},
 		{"after-frame", required_argument, nullptr, o_after_frame},
+		{"mpa-fault", required_argument, nullptr, o_mpa_fault},
 		{nullptr, 0, nullptr, 0},
 	};
 	options o;
@@ -1166,6 +1211,27 @@ options parse_args(int argc, char **argv)
 		case o_forcertr: o.rtr_force = true; break;
 		case o_dribble: o.dribble = num(v); break;
 		case o_after_frame: o.after_frame = parse_hex(v); break;
+		case o_mpa_fault:
+			/* RFC 5044 section 7.1: key 0-15, rev 17, PD_Length 18. */
+			if (v == "key") {
+				o.mpa_fault_at = 0;
+				o.mpa_fault = {'m'};
+			} else if (v == "swap_key") {
+				o.mpa_swap_key = true;
+			} else if (v.starts_with("rev=")) {
+				o.mpa_fault_at = 17;
+				o.mpa_fault = {static_cast<std::uint8_t>(
+					num(v.substr(4)))};
+			} else if (v.starts_with("pd_len=")) {
+				const std::uint64_t n = num(v.substr(7));
+
+				o.mpa_fault_at = 18;
+				o.mpa_fault = {static_cast<std::uint8_t>(n >> 8),
+					       static_cast<std::uint8_t>(n)};
+			} else {
+				usage("bad --mpa-fault");
+			}
+			break;
 		case o_expect: o.expect.push_back(v); break;
 		case o_fuzz: o.fuzz = true; break;
 		case o_seed: o.seed = num(v); break;
