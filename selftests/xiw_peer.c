@@ -79,6 +79,17 @@ FIXTURE(peer) {
 	int cqes_at_reset;	/* receive completions polled before it */
 	/* xp_kernel_connect(): post a fetch-and-add once established */
 	bool post_atomic;
+	/*
+	 * > 0: once the first side is established, register an 8-byte word
+	 * with remote atomic rights holding this value and Send its STag
+	 * and address (be32 + be64) to the peer, as a ULP advertises a
+	 * buffer. amr_word is the word's value when the side went.
+	 */
+	uint64_t amr_init;
+	struct ibv_mr *amr;
+	uint64_t *aword;
+	uint64_t amr_word;
+	int amr_rc;		/* 1 not yet, 0 sent, else errno */
 	struct xp_seen seen;
 };
 
@@ -102,10 +113,22 @@ FIXTURE_SETUP(peer)
 		 ntohs(self->net.addr.sin_port));
 }
 
+static void xp_amr_drop(FIXTURE_DATA(peer) *self)
+{
+	if (!self->amr)
+		return;
+	self->amr_word = *self->aword;
+	ibv_dereg_mr(self->amr);
+	free(self->aword);
+	self->amr = NULL;
+	self->aword = NULL;
+}
+
 FIXTURE_TEARDOWN(peer)
 {
 	int i;
 
+	xp_amr_drop(self);
 	for (i = 0; i < XP_SIDES; i++)
 		if (self->s[i].id)
 			rdma_disconnect(self->s[i].id);
@@ -236,9 +259,44 @@ static void xp_cm(struct __test_metadata *_metadata, FIXTURE_DATA(peer) *self)
 		if (s) {
 			xp_poll_cqs(self);
 			xp_async(self);
+			if (s == &self->s[0])
+				xp_amr_drop(self);
 			xr_side_fini(s);
 		}
 	}
+}
+
+/* The word of amr_init, and a Send of its STag and address; 0 or errno. */
+static int xp_amr_advertise(FIXTURE_DATA(peer) *self)
+{
+	struct xr_side *s = &self->s[0];
+	uint8_t *msg = s->buf + XP_ATOMIC_OFF;
+	uint64_t be_to;
+	uint32_t be_stag;
+	struct ibv_sge sge = { .addr = (uintptr_t)msg, .length = 12,
+			       .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0x5e7d, .sg_list = &sge,
+				  .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+
+	self->aword = aligned_alloc(4096, 4096);
+	if (!self->aword)
+		return ENOMEM;
+	*self->aword = self->amr_init;
+	self->amr = ibv_reg_mr(s->pd, self->aword, 4096,
+			       IBV_ACCESS_LOCAL_WRITE |
+			       IBV_ACCESS_REMOTE_ATOMIC);
+	if (!self->amr) {
+		free(self->aword);
+		self->aword = NULL;
+		return errno;
+	}
+	be_stag = htonl(self->amr->rkey);
+	be_to = htobe64((uintptr_t)self->aword);
+	memcpy(msg, &be_stag, 4);
+	memcpy(msg + 4, &be_to, 8);
+	return ibv_post_send(s->qp, &wr, &bad);
 }
 
 /*
@@ -290,6 +348,7 @@ static void xp_run(struct __test_metadata *_metadata,
 	v->peer_exit = -1;
 	self->dereg_ms = -1;
 	self->reset_rc = 1;
+	self->amr_rc = 1;
 	for (i = 0; args[i] && k < 46; i++)
 		argv[k++] = args[i];
 	argv[k] = NULL;
@@ -335,6 +394,9 @@ static void xp_run(struct __test_metadata *_metadata,
 			if (!self->dereg_rc)
 				self->s[0].mr = NULL;
 		}
+		if (self->amr_init && up_at && self->amr_rc == 1 &&
+		    self->s[0].qp)
+			self->amr_rc = xp_amr_advertise(self);
 		if (self->reset_after_ms && up_at && self->reset_rc == 1 &&
 		    self->s[0].qp &&
 		    now_ms() >= up_at + self->reset_after_ms) {
@@ -805,6 +867,60 @@ static int xp_count(FIXTURE_DATA(peer) *self, const char *prefix)
 }
 
 /*
+ * EXT-03, EXT-04: masked atomics from the wire. The listener's ULP
+ * advertises a word (xp_amr_advertise) and the peer sends five Atomic
+ * Requests to it, each answered with the word's value before it:
+ *
+ * 1. FetchAdd 1, mask bit 31: the carry out of the low half is dropped,
+ *    0x12345678ffffffff becomes 0x1234567800000000 (not ...7900000000).
+ * 2. FetchAdd in four 16-bit fields (mask 0x8000800080008000): the
+ *    field at bits 32-47 wraps (0x5678 + 0xa988) without carrying into
+ *    the next, 0x12350000ffff0001 (not 0x12360000ffff0001).
+ * 3. CmpSwap comparing the low half only (its high half differs), and
+ *    swapping the top 16 and the low 16 bits: 0x11110000ffff2222.
+ * 4. CmpSwap whose masked compare misses (the top 4 bits are 1, not 0):
+ *    the word stays, though the swap would have cleared it.
+ * 5. FetchAdd 0, no mask: the value, unchanged.
+ *
+ * The values follow RFC 7306's pseudocode (sections 5.1.1 and 5.1.2);
+ * the Request Identifiers come back as sent, and the word keeps the
+ * last value once the connection is gone.
+ */
+TEST_F_TIMEOUT(peer, masked_atomics_from_wire, 60)
+{
+	static const char *const a[] = {
+		"--linger", "3000",
+		"--expect", "atomic_resp qn=3 msn=1 last=1 req_id=101 value=0x12345678ffffffff",
+		"--expect", "atomic_resp qn=3 msn=2 last=1 req_id=102 value=0x1234567800000000",
+		"--expect", "atomic_resp qn=3 msn=3 last=1 req_id=103 value=0x12350000ffff0001",
+		"--expect", "atomic_resp qn=3 msn=4 last=1 req_id=104 value=0x11110000ffff2222",
+		"--expect", "atomic_resp qn=3 msn=5 last=1 req_id=105 value=0x11110000ffff2222",
+		"wait:3000",
+		"atomic:0:rx:rx:1::101:0x80000000",
+		"atomic:0:rx:rx:0x0001a988ffff0001::102:0x8000800080008000",
+		"atomic:2:rx:rx:0x1111111122222222:0xaaaaaaaaffff0001:103:0xffff00000000ffff:0xffffffff",
+		"atomic:2:rx:rx:0:0:104:0xffffffffffffffff:0xf000000000000000",
+		"atomic:0:rx:rx:0::105:0",
+		"wait:500", "close", NULL };
+
+	self->amr_init = 0x12345678ffffffffULL;
+	xp_run(_metadata, self, 3000, a);
+	EXPECT_EQ(0, self->amr_rc) TH_LOG("advertising the word: %s",
+					  strerror(self->amr_rc));
+	EXPECT_EQ(0, self->seen.peer_exit) XP_LOG_PEER();
+	EXPECT_TRUE(xp_said(self, "send qn=0 msn=1 mo=0 len=12 last=1"))
+		XP_LOG_PEER();
+	EXPECT_EQ(5, xp_count(self, "atomic_resp ")) XP_LOG_PEER();
+	EXPECT_FALSE(xp_said(self, "terminate")) XP_LOG_PEER();
+	EXPECT_EQ(1, self->seen.established);
+	EXPECT_EQ(self->seen.established, self->seen.disconnected);
+	EXPECT_EQ(0, self->seen.async_fatal + self->seen.async_access);
+	EXPECT_EQ(0x11110000ffff2222ULL, self->amr_word)
+		TH_LOG("the word is 0x%llx",
+		       (unsigned long long)self->amr_word);
+}
+
+/*
  * TERM-04: a Read Request is its 28-byte header and nothing else, in one
  * segment with L set and MO 0 (RFC 5040 section 4.4). First a valid
  * zero-length Read (RDMAP-02), which draws its zero-length Read Response
@@ -895,9 +1011,96 @@ TEST_F_TIMEOUT(peer, truncated_then_close, 60)
 	EXPECT_EQ(1, self->seen.disconnected);
 }
 
+/*
+ * The peer's arguments (a[7]) for one malformed MPA frame: --mpa-fault
+ * fault, or for a NULL fault, 300 bytes of private data in pd[301]
+ * (more than the iw_cm carries).
+ */
+static void xp_mpa_fault_args(const char **a, char *pd, const char *fault,
+			      const char *linger)
+{
+	memset(pd, 'p', 300);
+	pd[300] = '\0';
+	a[0] = "--timeout";
+	a[1] = "5000";
+	a[2] = "--linger";
+	a[3] = linger;
+	a[4] = fault ? "--mpa-fault" : "--pd";
+	a[5] = fault ? fault : pd;
+	a[6] = NULL;
+}
+
+/*
+ * MPA-03: malformed MPA Requests. Each must end its TCP connection at
+ * once (the peer sees it closed long before its 5-second start-up
+ * limit, and xiw's own, mpa_timeout_ms, is 10 s), count one conn_failed,
+ * and never reach the listener's ULP as a connection request. Then a
+ * good connection to the same listener still works.
+ */
+TEST_F_TIMEOUT(peer, mpa_request_malformed, 120)
+{
+	static const char *const faults[] = {
+		"key",		/* "mPA ID Req Frame" */
+		"swap_key",	/* a Reply's key where a Request belongs */
+		"rev=0",	/* RFC 5044 knows revisions 1 and 2 */
+		"rev=3",
+		"pd_len=513",	/* beyond MPA's 512 */
+		"pd_len=2",	/* enhanced (S set) but too short for IRD/ORD */
+		NULL,		/* 300 bytes of ULP private data: over 255 */
+	};
+	static const char *const good[] = { "--linger", "3000", "send:100",
+					     "wait:300", "close", NULL };
+	const char *a[7];
+	char pd[301];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(faults); i++) {
+		long long f0 = xp_counter(self, "conn_failed"), f1;
+		long long t = now_ms();
+
+		xp_mpa_fault_args(a, pd, faults[i], "0");
+		ASSERT_LE(0, f0) TH_LOG("no hw_counters on %s",
+					self->link.ibdev);
+		xp_run(_metadata, self, 1000, a);
+		f1 = xp_counter(self, "conn_failed");
+		TH_LOG("%s: %lld ms", faults[i] ? faults[i] : "--pd (300 bytes)",
+		       now_ms() - t);
+		EXPECT_EQ(2, self->seen.peer_exit) XP_LOG_PEER();
+		EXPECT_TRUE(xp_said(self, "mpa-failed reason=closed"))
+			XP_LOG_PEER();
+		EXPECT_EQ(0, self->seen.requests);
+		EXPECT_EQ(1, f1 - f0) TH_LOG("conn_failed %lld -> %lld", f0, f1);
+	}
+	xp_good_sends(_metadata, self, good, 1, true);
+}
+
+/*
+ * E-05: the peer asks for no IRD/ORD negotiation (0x3FFF both). The
+ * listener's ULP accepted with 2 and 2, and that is what the Reply
+ * carries: 0x3FFF is neither a peer IRD to cut our ORD to nor a peer
+ * ORD to raise our IRD for. Two Reads at once, as the IRD allows, are
+ * answered.
+ */
+TEST_F_TIMEOUT(peer, no_ird_ord_negotiation, 60)
+{
+	static const char *const a[] = {
+		"--ird", "0x3fff", "--ord", "0x3fff", "--linger", "3000",
+		"--expect", "mpa reply rev=2 m=0 c=1 r=0 s=1 ird=2 ord=2 ",
+		"reads:2:0:0:0", "wait:1000", "close", NULL };
+
+	xp_run(_metadata, self, 3000, a);
+	EXPECT_EQ(0, self->seen.peer_exit) XP_LOG_PEER();
+	EXPECT_EQ(2, xp_count(self, "read_resp stag=0x1000 to=0x0 len=0 last=1"))
+		XP_LOG_PEER();
+	EXPECT_FALSE(xp_said(self, "terminate")) XP_LOG_PEER();
+	EXPECT_EQ(1, self->seen.established);
+	EXPECT_EQ(0, self->seen.async_fatal + self->seen.async_access);
+}
+
 /* What the xiw client saw when it connected to the peer. */
 struct xp_client {
 	bool up;		/* ESTABLISHED */
+	int ird, ord;		/* its initiator_depth, responder_resources */
 	int cm_other;		/* the last other CM event, or -1 */
 	int got;		/* receive completions */
 	struct ibv_wc wc;
@@ -961,6 +1164,8 @@ static void xp_kernel_connect(struct __test_metadata *_metadata,
 			break;
 		case RDMA_CM_EVENT_ESTABLISHED:
 			r->up = true;
+			r->ird = ev->param.conn.initiator_depth;
+			r->ord = ev->param.conn.responder_resources;
 			break;
 		default:
 			r->cm_other = ev->event;
@@ -1110,6 +1315,64 @@ TEST_F_TIMEOUT(peer, kernel_atomic_reply_wrong_msn, 60)
 {
 	xp_atomic_reply_refused(_metadata, self, 18534, "msn",
 				"terminate layer=0x1 etype=0x2 ecode=0x03 hdrs=ddp");
+}
+
+/*
+ * MPA-03 on the active side: malformed MPA Replies to xiw's Request.
+ * Each must fail the connect as REJECTED (the peer reset it: the iw_cm
+ * reports -ECONNRESET), count one conn_failed and no reject received
+ * (the frame carried no R bit xiw could trust), and leave nothing for
+ * the next connect.
+ */
+TEST_F_TIMEOUT(peer, mpa_reply_malformed, 120)
+{
+	static const char *const faults[] = {
+		/* swap_key: a Request's key, two initiators (MPA-14) */
+		"key", "swap_key", "rev=3", "pd_len=513", "pd_len=2", NULL,
+	};
+	const char *a[7];
+	char pd[301];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(faults); i++) {
+		long long f0 = xp_counter(self, "conn_failed");
+		long long r0 = xp_counter(self, "mpa_rejects_received");
+		struct xp_client r;
+
+		xp_mpa_fault_args(a, pd, faults[i], "500");
+		ASSERT_LE(0, f0) TH_LOG("no hw_counters on %s",
+					self->link.ibdev);
+		TH_LOG("%s", faults[i] ? faults[i] : "--pd (300 bytes)");
+		xp_kernel_connect(_metadata, self, 18540 + (int)i, a, &r);
+		EXPECT_FALSE(r.up);
+		EXPECT_EQ(RDMA_CM_EVENT_REJECTED, r.cm_other);
+		EXPECT_TRUE(xp_line(r.out, "full-operation"))
+			TH_LOG("the peer never sent its Reply");
+		EXPECT_EQ(f0 + 1, xp_counter(self, "conn_failed"));
+		EXPECT_EQ(r0, xp_counter(self, "mpa_rejects_received"));
+		xr_side_fini(&self->s[0]);
+	}
+}
+
+/*
+ * E-05 on the active side: a Reply with IRD and ORD 0x3FFF leaves the
+ * ULP's 2 and 2. An ORD of 0x3FFF taken as a number would be more than
+ * xiw's IRD and end the connection (E-04, kernel_initiator_ird_short).
+ */
+TEST_F_TIMEOUT(peer, kernel_initiator_no_negotiation, 60)
+{
+	static const char *const a[] = {
+		"--ird", "0x3fff", "--ord", "0x3fff", "--linger", "1000",
+		"send:100", "wait:500", "close", NULL };
+	struct xp_client r;
+
+	xp_kernel_connect(_metadata, self, 18550, a, &r);
+	ASSERT_TRUE(r.up) TH_LOG("CM event %d", r.cm_other);
+	EXPECT_EQ(1, r.got);
+	EXPECT_EQ(2, r.ird);
+	EXPECT_EQ(2, r.ord);
+	EXPECT_TRUE(xp_line(r.out, "mpa request rev=2 m=0 c=1 r=0 s=1 ird=2 ord=2 "));
+	EXPECT_FALSE(xp_line(r.out, "terminate"));
 }
 
 /*
