@@ -19,6 +19,7 @@
 #include "kselftest_harness.h"
 #include "xiw_rdma_util.h"
 #include "xiw_mpa_util.h"
+#include "xiw_fault_util.h"
 
 #define XP_SIDES	8	/* server QPs alive at once */
 #define XP_WR		32	/* receives posted per QP */
@@ -128,6 +129,7 @@ FIXTURE_TEARDOWN(peer)
 {
 	int i;
 
+	xf_disarm();	/* a test that armed a fault site and failed */
 	xp_amr_drop(self);
 	for (i = 0; i < XP_SIDES; i++)
 		if (self->s[i].id)
@@ -1372,6 +1374,46 @@ TEST_F_TIMEOUT(peer, kernel_initiator_no_negotiation, 60)
 	EXPECT_EQ(2, r.ird);
 	EXPECT_EQ(2, r.ord);
 	EXPECT_TRUE(xp_line(r.out, "mpa request rev=2 m=0 c=1 r=0 s=1 ird=2 ord=2 "));
+	EXPECT_FALSE(xp_line(r.out, "terminate"));
+}
+
+/*
+ * E-08: a local error after an enhanced Reply. The QP's rings cannot be
+ * had (the wire_rings fault site, on a kernel with fault injection), so
+ * xiw, the initiator, must send Terminate 0x2/0x0/0x05 ("local
+ * catastrophic") before closing, count it, and its ULP must hear the
+ * error (CONNECT_ERROR), not a refusal. The next connect works.
+ */
+TEST_F_TIMEOUT(peer, kernel_initiator_local_error, 90)
+{
+	static const char *const a[] = {
+		"--linger", "3000", "--expect",
+		"terminate layer=0x2 etype=0x0 ecode=0x05 hdrs=none", NULL };
+	static const char *const good[] = { "--linger", "3000", "send:200",
+					     "wait:500", "close", NULL };
+	long long t0 = xp_counter(self, "tx_terminate_llp");
+	long long f0 = xp_counter(self, "conn_failed");
+	long failed = -1;
+	struct xp_client r;
+
+	if (!xf_present())
+		SKIP(return, "no " XF_DIR " (a kernel without fault injection)");
+	ASSERT_EQ(0, xf_prepare());
+	ASSERT_LE(0, xf_site("wire_rings", NULL, &failed));
+	ASSERT_EQ(0, xf_arm("wire_rings"));
+	xp_kernel_connect(_metadata, self, 18552, a, &r);
+	xf_disarm();
+	EXPECT_EQ(failed + 1, xf_failed("wire_rings"));
+	EXPECT_FALSE(r.up);
+	EXPECT_EQ(RDMA_CM_EVENT_CONNECT_ERROR, r.cm_other);
+	EXPECT_EQ(0, r.peer_exit) TH_LOG("no Terminate 0x2/0x0/0x05");
+	EXPECT_EQ(t0 + 1, xp_counter(self, "tx_terminate_llp"));
+	EXPECT_EQ(f0 + 1, xp_counter(self, "conn_failed"));
+	xr_side_fini(&self->s[0]);
+
+	xp_kernel_connect(_metadata, self, 18553, good, &r);
+	ASSERT_TRUE(r.up) TH_LOG("CM event %d", r.cm_other);
+	EXPECT_EQ(1, r.got);
 	EXPECT_FALSE(xp_line(r.out, "terminate"));
 }
 

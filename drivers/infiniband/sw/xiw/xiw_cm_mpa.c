@@ -38,14 +38,16 @@ static int xiw_send_all(struct socket *sock, const void *buf, size_t len)
 }
 
 /*
- * E-04, E-06: an initiator that cannot go on after the Reply tells the
- * responder with an LLP Terminate (0x2/0x0/ecode, no headers: RFC 5040
- * Figure 10), framed as the Reply set it up: the leading marker of full
- * operation if the responder asked for markers (MPA-13), CRC if in
- * force. Then the ULP hears the refusal and the close is graceful, so
- * the Terminate goes out before the FIN. Must hold conn->lock.
+ * E-04, E-06, E-08: an initiator that cannot go on after an enhanced
+ * Reply tells the responder with an LLP Terminate (0x2/0x0/ecode, no
+ * headers: RFC 5040 Figure 10), framed as the Reply set it up: the
+ * leading marker of full operation if the responder asked for markers
+ * (MPA-13), CRC if in force. Then the ULP hears status (a refusal, or
+ * the local error) and the close is graceful, so the Terminate goes out
+ * before the FIN. Must hold conn->lock.
  */
-static void xiw_conn_fail_terminate(struct xiw_conn *conn, u8 ecode)
+static void xiw_conn_fail_terminate(struct xiw_conn *conn, u8 ecode,
+				    int status)
 {
 	u8 buf[MPA_MARKER_LEN + sizeof(struct iwarp_untagged) + 4 +
 	       MPA_CRC_LEN] = {};
@@ -74,7 +76,7 @@ static void xiw_conn_fail_terminate(struct xiw_conn *conn, u8 ecode)
 		xiw_count(conn->xdev, TX_TERMINATE_LLP);
 	if (conn->cm_id)
 		xiw_cm_upcall(conn, conn->cm_id, IW_CM_EVENT_CONNECT_REPLY,
-			      -ECONNREFUSED, NULL, 0);
+			      status, NULL, 0);
 	xiw_conn_close(conn, false);
 }
 
@@ -286,7 +288,8 @@ void xiw_conn_reply(struct xiw_conn *conn)
 		if (conn->peer_ord != MPA_V2_NO_NEGOTIATE &&
 		    conn->peer_ord > conn->mpa.ird) {
 			/* E-04: we cannot take that many Reads. */
-			xiw_conn_fail_terminate(conn, 0x06);
+			xiw_conn_fail_terminate(conn, MPA_TERM_IRD_SHORT,
+						-ECONNREFUSED);
 			return;
 		}
 		if (conn->rtr_offer) {
@@ -294,7 +297,8 @@ void xiw_conn_reply(struct xiw_conn *conn)
 
 			if (!pick) {
 				/* E-06: no RTR we offered was picked. */
-				xiw_conn_fail_terminate(conn, 0x07);
+				xiw_conn_fail_terminate(conn, MPA_TERM_NO_RTR,
+							-ECONNREFUSED);
 				return;
 			}
 			conn->mpa.rtr = __ffs(pick) + 1;
@@ -302,7 +306,16 @@ void xiw_conn_reply(struct xiw_conn *conn)
 	}
 	rv = xiw_conn_go_rts(conn);
 	if (rv) {
-		xiw_conn_fail(conn, rv, NULL, 0);
+		/*
+		 * E-08: the QP could not take the connection (no memory for
+		 * its rings, or its ULP moved it on meanwhile). Its ULP hears
+		 * the error itself.
+		 */
+		if (conn->v2)
+			xiw_conn_fail_terminate(conn,
+						MPA_TERM_LOCAL_CATASTROPHIC, rv);
+		else
+			xiw_conn_fail(conn, rv, NULL, 0);
 		return;
 	}
 	xiw_cm_upcall(conn, conn->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,

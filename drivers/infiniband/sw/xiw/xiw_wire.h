@@ -180,6 +180,11 @@ struct iwarp_terminate {
 #define TERM_DDP_UNTAGGED	0x12
 #define TERM_LLP_MPA		0x20
 
+/* RFC 6581 section 8: the MPA error codes of an enhanced start-up */
+#define MPA_TERM_LOCAL_CATASTROPHIC	0x05	/* E-08 */
+#define MPA_TERM_IRD_SHORT		0x06	/* E-04 */
+#define MPA_TERM_NO_RTR			0x07	/* E-06 */
+
 /* Largest header an FPDU can start with, and a Terminate's largest. */
 #define IWARP_MAX_HDR		sizeof(struct iwarp_read_req)
 #define IWARP_TERM_MAX		(sizeof(struct iwarp_terminate) + \
