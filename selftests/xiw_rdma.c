@@ -2610,6 +2610,51 @@ TEST_F_TIMEOUT(many, reads_128_in_flight, 120)
 		ASSERT_PATTERN(c->buf + 128 * 4096 + i * 4096, 4096, seed + i);
 }
 
+/*
+ * ORD-03: completions of one send queue come in the order of its posts.
+ * A Read of 2 MiB, then a Send of 64 bytes: the Send goes out behind the
+ * Read Request and is placed at the peer long before the Read's last
+ * byte is back, yet its completion must wait for the Read's. Once the
+ * peer has the Send, the Read still in flight at the requester must
+ * hold the Send's completion back: the first completion is the Read.
+ */
+TEST_F_TIMEOUT(many, read_holds_back_later_send, 120)
+{
+	const size_t big = 2 << 20;
+	struct xr_opts o = { .buflen = 2 * big + 4096, .wr = 4, .sge = 1,
+			     .rd_atom = 1 };
+	uint64_t seed = (uint64_t)now_ms();
+	struct xr_side *c, *s;
+	struct ibv_wc wc[2];
+	int n = 0, got;
+
+	self->p = calloc(1, sizeof(*self->p));
+	self->count = 1;
+	ASSERT_EQ(0, xr_connect(&self->net, self->p, 1, &o))
+		TH_LOG("%s", self->net.err);
+	c = &self->p->cli;
+	s = &self->p->srv;
+	xr_fill(s->buf, big, seed);
+	xr_fill(c->buf + 2 * big, 64, seed + 1);
+	ASSERT_EQ(0, xr_recv(s, 7, 2 * big, 64));
+	ASSERT_EQ(0, xr_post(c, IBV_WR_RDMA_READ, 1, big, big, 0, s, 0));
+	ASSERT_EQ(0, xr_post(c, IBV_WR_SEND, 2, 2 * big, 64, 0, NULL, 0));
+	ASSERT_EQ(1, xr_poll(s->cq, wc, 1, XR_WAIT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status) TH_LOG("%s", xr_wc_str(&wc[0]));
+	EXPECT_EQ(7, wc[0].wr_id);
+	while (n < 2) {
+		got = xr_poll(c->cq, wc + n, 2 - n, XR_WAIT_MS);
+		ASSERT_LT(0, got) TH_LOG("%d of 2 completions never came", 2 - n);
+		n += got;
+	}
+	EXPECT_EQ(1, wc[0].wr_id) TH_LOG("the Send completed before the Read");
+	EXPECT_EQ(2, wc[1].wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[0].status) TH_LOG("%s", xr_wc_str(&wc[0]));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc[1].status) TH_LOG("%s", xr_wc_str(&wc[1]));
+	ASSERT_PATTERN(c->buf + big, big, seed);
+	ASSERT_PATTERN(s->buf + 2 * big, 64, seed + 1);
+}
+
 /* XR_CONNS connections set up at once; each moves 64 KiB each way. */
 TEST_F_TIMEOUT(many, concurrent_connections, 600)
 {
