@@ -1810,6 +1810,40 @@ TEST_F(mw, type2_bind_use_local_invalidate)
 		IBV_WC_REM_ACCESS_ERR);
 }
 
+/*
+ * MW-04: a type 2 window is reachable only through the QP that bound it.
+ * A second connection whose server QP is in the same PD: its client's
+ * Read through the window's STag is refused (the STag is valid in that
+ * PD, so only the binding QP's number can refuse it), while the binding
+ * QP's client still reads through it.
+ */
+TEST_F(mw, type2_refused_through_another_qp)
+{
+	struct xr_opts o = { .buflen = XW_PAGE, .wr = 4, .sge = 1,
+			     .rd_atom = 4, .srv_pd = self->s->pd };
+	struct xr_pair q = { 0 };
+	struct ibv_sge g;
+	struct ibv_wc wc;
+
+	xw_alloc(_metadata, self, IBV_MW_TYPE_2);
+	xw_bind2(_metadata, self,
+		 xw_info(self, 0, XW_PAGE, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	ASSERT_EQ(0, xr_connect(&self->net, &q, 1, &o))
+		TH_LOG("%s", self->net.err);
+	EXPECT_EQ(self->s->pd, q.srv.pd);
+	EXPECT_NE(self->s->qp->qp_num, q.srv.qp->qp_num);
+	g = xr_sge(&q.cli, 0, 8);
+	EXPECT_EQ(0, xr_send_sgl(&q.cli, IBV_WR_RDMA_READ, 0x2b, &g, 1,
+				 IBV_SEND_SIGNALED, xw_at(self, 0),
+				 self->mw->rkey));
+	EXPECT_EQ(1, xr_poll(q.cli.cq, &wc, 1, XR_WAIT_MS));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	xr_pairs_fini(&q, 1);
+	xw_read(_metadata, self, self->mw->rkey, xw_at(self, 0), 8,
+		IBV_WC_SUCCESS);
+}
+
 /* Freed by LOCAL_INV, a type 2 window binds again under a new key. */
 TEST_F(mw, type2_rebinds_after_invalidate)
 {

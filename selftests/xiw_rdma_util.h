@@ -397,6 +397,7 @@ struct xr_side {
 	uint8_t *buf;
 	size_t len;
 	bool established;
+	bool pd_shared;		/* pd is xr_opts.srv_pd: not ours to free */
 };
 
 struct xr_pair {
@@ -429,6 +430,8 @@ struct xr_opts {
 	 */
 	int prepost;
 	size_t prepost_off, prepost_len;
+	/* The servers' QPs in this PD, which stays its owner's to free. */
+	struct ibv_pd *srv_pd;
 };
 
 /* The listener and the two event channels, shared by all pairs. */
@@ -544,7 +547,8 @@ static int xr_side_init(struct xr_net *n, struct xr_side *s,
 	size_t i;
 
 	s->id = id;
-	s->pd = ibv_alloc_pd(id->verbs);
+	if (!s->pd_shared)
+		s->pd = ibv_alloc_pd(id->verbs);
 	if (!s->pd)
 		return xr_fail(n, "ibv_alloc_pd: %s", strerror(errno));
 	s->cc = ibv_create_comp_channel(id->verbs);
@@ -630,7 +634,7 @@ static void xr_side_fini(struct xr_side *s)
 		ibv_destroy_cq(s->cq);
 	if (s->cc)
 		ibv_destroy_comp_channel(s->cc);
-	if (s->pd)
+	if (s->pd && !s->pd_shared)
 		ibv_dealloc_pd(s->pd);
 	memset(s, 0, sizeof(*s));
 }
@@ -777,6 +781,10 @@ static int xr_srv_event(struct xr_net *n, struct xr_pair *p, int count,
 		if (!x || x->srv.id) {
 			rdma_reject(ev->id, NULL, 0);
 			return xr_fail(n, "unexpected connect request");
+		}
+		if (o->srv_pd) {
+			x->srv.pd = o->srv_pd;
+			x->srv.pd_shared = true;
 		}
 		if (xr_side_init(n, &x->srv, ev->id, o)) {
 			rdma_reject(ev->id, NULL, 0);
