@@ -1102,6 +1102,7 @@ TEST_F_TIMEOUT(peer, no_ird_ord_negotiation, 60)
 /* What the xiw client saw when it connected to the peer. */
 struct xp_client {
 	bool up;		/* ESTABLISHED */
+	int connect_rc;		/* rdma_connect()'s errno, or 0 */
 	int ird, ord;		/* its initiator_depth, responder_resources */
 	int cm_other;		/* the last other CM event, or -1 */
 	int got;		/* receive completions */
@@ -1161,8 +1162,10 @@ static void xp_kernel_connect(struct __test_metadata *_metadata,
 				break;
 			for (i = 0; i < XP_WR; i++)
 				xr_recv(c, i, (size_t)i * XP_RECV_LEN, XP_RECV_LEN);
-			if (rdma_connect(ev->id, &cp))
+			if (rdma_connect(ev->id, &cp)) {
+				r->connect_rc = errno;
 				TH_LOG("rdma_connect: %s", strerror(errno));
+			}
 			break;
 		case RDMA_CM_EVENT_ESTABLISHED:
 			r->up = true;
@@ -1415,6 +1418,45 @@ TEST_F_TIMEOUT(peer, kernel_initiator_local_error, 90)
 	ASSERT_TRUE(r.up) TH_LOG("CM event %d", r.cm_other);
 	EXPECT_EQ(1, r.got);
 	EXPECT_FALSE(xp_line(r.out, "terminate"));
+}
+
+/*
+ * CM-01: once iw_connect has returned an error, no event follows. Fault
+ * sites fail xiw's iw_connect twice (no conn, then no socket):
+ * rdma_connect returns the error each time, and in the XR_WAIT_MS
+ * (10 s) after it the client's id gets no CM event at all. Then a
+ * connect works.
+ */
+TEST_F_TIMEOUT(peer, kernel_connect_fails_without_event, 120)
+{
+	static const char *const sites[] = { "conn_connect", "sock" };
+	static const char *const none[] = { "--timeout", "2000", NULL };
+	static const char *const good[] = { "--linger", "3000", "send:200",
+					     "wait:500", "close", NULL };
+	struct xp_client r;
+	size_t i;
+
+	if (!xf_present())
+		SKIP(return, "no " XF_DIR " (a kernel without fault injection)");
+	ASSERT_EQ(0, xf_prepare());
+	for (i = 0; i < ARRAY_SIZE(sites); i++) {
+		long failed = -1;
+
+		ASSERT_LE(0, xf_site(sites[i], NULL, &failed));
+		ASSERT_EQ(0, xf_arm(sites[i]));
+		xp_kernel_connect(_metadata, self, 18554 + (int)i, none, &r);
+		xf_disarm();
+		EXPECT_EQ(failed + 1, xf_failed(sites[i])) TH_LOG("%s", sites[i]);
+		EXPECT_NE(0, r.connect_rc) TH_LOG("%s", sites[i]);
+		EXPECT_FALSE(r.up);
+		EXPECT_EQ(-1, r.cm_other)
+			TH_LOG("%s: CM event %d after a failed rdma_connect",
+			       sites[i], r.cm_other);
+		xr_side_fini(&self->s[0]);
+	}
+	xp_kernel_connect(_metadata, self, 18556, good, &r);
+	ASSERT_TRUE(r.up) TH_LOG("CM event %d", r.cm_other);
+	EXPECT_EQ(1, r.got);
 }
 
 /*
