@@ -321,10 +321,16 @@ struct xiw_mr {
 	 * work request engine changes (fast register, invalidate) while the
 	 * receive path checks it. 'stag' is also read without the lock, by
 	 * xiw_mr_get, only to find the MR; every decision is taken again
-	 * under the lock. It is our copy of the STag: ib_update_fast_reg_key
+	 * under the lock or 'seq'. It is our copy of the STag: ib_update_fast_reg_key
 	 * rewrites ibmr.lkey/rkey before the REG_MR that makes them true.
 	 */
 	spinlock_t lock;
+	/*
+	 * Bumped under 'lock' around every change of 'valid' and of what
+	 * it guards, so the data path can check an MR (not a window)
+	 * without taking the lock: xiw_mr_check().
+	 */
+	seqcount_spinlock_t seq;
 	u32 stag;
 	/* A user MR's last data path use: the grace-period cookie of then. */
 	bool used;

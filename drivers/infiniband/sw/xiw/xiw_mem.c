@@ -81,6 +81,7 @@ static struct xiw_mr *xiw_mr_alloc(struct xiw_device *xdev,
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
 	spin_lock_init(&mr->lock);
+	seqcount_spinlock_init(&mr->seq, &mr->lock);
 	/* An FRMR has no STag worth anything until its first REG_MR. */
 	mr->valid = type != XIW_MR_FRMR;
 	return mr;
@@ -342,7 +343,9 @@ int xiw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* By index: ib_update_fast_reg_key may have changed the key byte. */
 	xa_erase(&xdev->mr_xa, mr->stag >> 8);
 	spin_lock_irqsave(&mr->lock, flags);
+	write_seqcount_begin(&mr->seq);
 	mr->valid = false;
+	write_seqcount_end(&mr->seq);
 	used = mr->used;
 	gp = mr->used_gp;
 	spin_unlock_irqrestore(&mr->lock, flags);
@@ -445,29 +448,64 @@ static int xiw_mw_check(const struct xiw_mr *mw, const struct xiw_qp *qp,
 	return 0;
 }
 
-int xiw_mr_check(struct xiw_mr *mr, const struct xiw_qp *qp, u64 addr,
-		 u64 len, int access)
+/* An MR's registration state (not a window's): valid, PD, rights, range. */
+static int xiw_mr_check_state(const struct xiw_mr *mr, const struct xiw_qp *qp,
+			      u64 addr, u64 len, int access)
+{
+	if (!mr->valid)
+		return -ENOENT;
+	if (mr->ibmr.pd != qp->ibqp.pd || (access & ~mr->access))
+		return -EACCES;
+	if (!xiw_mr_in_bounds(mr, addr, len))
+		return -EINVAL;
+	return 0;
+}
+
+/* A window: its own state under its lock, then its MR's under that one's. */
+static int xiw_mw_check_all(struct xiw_mr *mw, const struct xiw_qp *qp,
+			    u64 addr, u64 len, int access)
 {
 	unsigned long flags;
 	int rv = 0;
 
-	spin_lock_irqsave(&mr->lock, flags);
-	if (!mr->valid)
+	spin_lock_irqsave(&mw->lock, flags);
+	if (!mw->valid)
 		rv = -ENOENT;
-	else if (mr->ibmr.pd != qp->ibqp.pd || (access & ~mr->access))
+	else if (mw->ibmr.pd != qp->ibqp.pd || (access & ~mw->access) ||
+		 xiw_mw_check(mw, qp, access))
 		rv = -EACCES;
-	else if (mr->type == XIW_MR_MW && xiw_mw_check(mr, qp, access))
-		rv = -EACCES;
-	else if (!xiw_mr_in_bounds(mr, addr, len))
+	else if (!xiw_mr_in_bounds(mw, addr, len))
 		rv = -EINVAL;
 	/* A bound window has its MR; nested: the window's lock first. */
-	else if (mr->type == XIW_MR_MW && mr->parent) {
-		spin_lock(&mr->parent->lock);
-		if (!mr->parent->valid)
+	else if (mw->parent) {
+		spin_lock(&mw->parent->lock);
+		if (!mw->parent->valid)
 			rv = -ENOENT;
-		spin_unlock(&mr->parent->lock);
+		spin_unlock(&mw->parent->lock);
 	}
-	spin_unlock_irqrestore(&mr->lock, flags);
+	spin_unlock_irqrestore(&mw->lock, flags);
+	return rv;
+}
+
+int xiw_mr_check(struct xiw_mr *mr, const struct xiw_qp *qp, u64 addr,
+		 u64 len, int access)
+{
+	unsigned int seq;
+	int rv;
+
+	if (mr->type == XIW_MR_MW)
+		return xiw_mw_check_all(mr, qp, addr, len, access);
+	/*
+	 * An MR is checked for every SGE of every message, on both sides:
+	 * read its state without the lock, and again if a fast register,
+	 * an invalidation or a dereg changed it meanwhile. The pages are
+	 * looked up under the lock (xiw_mr_bvec()), which refuses an MR
+	 * invalidated since.
+	 */
+	do {
+		seq = read_seqcount_begin(&mr->seq);
+		rv = xiw_mr_check_state(mr, qp, addr, len, access);
+	} while (read_seqcount_retry(&mr->seq, seq));
 	return rv;
 }
 
@@ -716,7 +754,9 @@ int xiw_mr_invalidate(const struct xiw_qp *qp, u32 stag, bool remote)
 		   !xiw_mr_may_invalidate(mr, qp, remote)) {
 		rv = -EACCES;
 	} else {
+		write_seqcount_begin(&mr->seq);
 		mr->valid = false;
+		write_seqcount_end(&mr->seq);
 		if (mr->type == XIW_MR_MW)
 			swap(parent, mr->parent);
 	}
@@ -762,6 +802,7 @@ int xiw_mr_fastreg(struct xiw_device *xdev, struct ib_pd *pd, u32 lkey,
 	} else if (mr->valid) {
 		rv = -EINVAL;
 	} else {
+		write_seqcount_begin(&mr->seq);
 		if (mr->staged_new) {
 			swap(mr->pages, mr->staged);
 			mr->npages = mr->staged_npages;
@@ -783,6 +824,7 @@ int xiw_mr_fastreg(struct xiw_device *xdev, struct ib_pd *pd, u32 lkey,
 			WRITE_ONCE(mr->ibmr.rkey, stag);
 			mr->valid = true;
 		}
+		write_seqcount_end(&mr->seq);
 	}
 	spin_unlock_irqrestore(&mr->lock, flags);
 	xiw_mr_put(mr);

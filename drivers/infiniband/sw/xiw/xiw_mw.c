@@ -50,6 +50,7 @@ int xiw_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	mw->ibmr.pd = ibmw->pd;
 	refcount_set(&mw->ref, 1);
 	spin_lock_init(&mw->lock);
+	seqcount_spinlock_init(&mw->seq, &mw->lock);
 	/* Unbound (type 1) or free (type 2): nothing is reachable yet. */
 	mw->valid = false;
 	rv = xiw_mr_add(xdev, mw);
