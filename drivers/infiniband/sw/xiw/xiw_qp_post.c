@@ -274,10 +274,19 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	spin_lock_irqsave(&qp->sq_lock, irqflags);
-	if (xiw_qp_flush_posts(qp))
-		xiw_sq_drain(qp, true);
-	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
+	/*
+	 * Only a QP in ERR flushes at the doorbell: in any other state we
+	 * ring without sq_lock. The provider publishes its slot, fences,
+	 * then rings; xiw_qp_set_state() stores the state, fences, then
+	 * flushes what is published. So a look that misses ERR means that
+	 * flush sees the slot, and one that sees it decides under the lock.
+	 */
+	if (unlikely(READ_ONCE(qp->state) == IB_QPS_ERR)) {
+		spin_lock_irqsave(&qp->sq_lock, irqflags);
+		if (xiw_qp_flush_posts(qp))
+			xiw_sq_drain(qp, true);
+		spin_unlock_irqrestore(&qp->sq_lock, irqflags);
+	}
 	xiw_tx_doorbell(qp);
 	return 0;
 }

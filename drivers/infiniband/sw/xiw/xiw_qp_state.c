@@ -241,8 +241,9 @@ void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
 		WRITE_ONCE(qp->rq.ctrl->qp_state, state);
 	/*
 	 * Full barrier: the state store must be visible before we look at
-	 * the slots. The provider publishes a slot, fences, then reads the
-	 * state; so either we see its slot, or it sees ERR and rings.
+	 * the slots. The provider publishes a slot, fences, then rings, and
+	 * the doorbell looks at the state without sq_lock; so either we
+	 * see its slot, or the doorbell sees ERR (xiw_post_send()).
 	 */
 	smp_mb();
 	/*
