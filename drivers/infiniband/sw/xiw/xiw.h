@@ -321,8 +321,9 @@ struct xiw_mr {
 	 * work request engine changes (fast register, invalidate) while the
 	 * receive path checks it. 'stag' is also read without the lock, by
 	 * xiw_mr_get, only to find the MR; every decision is taken again
-	 * under the lock or 'seq'. It is our copy of the STag: ib_update_fast_reg_key
-	 * rewrites ibmr.lkey/rkey before the REG_MR that makes them true.
+	 * under the lock or 'seq'. It is our copy of the STag:
+	 * ib_update_fast_reg_key rewrites ibmr.lkey/rkey before the REG_MR
+	 * that makes them true.
 	 */
 	spinlock_t lock;
 	/*

@@ -448,36 +448,35 @@ static int xiw_mw_check(const struct xiw_mr *mw, const struct xiw_qp *qp,
 	return 0;
 }
 
-/* An MR's registration state (not a window's): valid, PD, rights, range. */
+/*
+ * The registration state of an MR or a window: valid, PD, rights (and a
+ * window's own rules), range. Under the lock, or in a read section of
+ * 'seq' for an MR.
+ */
 static int xiw_mr_check_state(const struct xiw_mr *mr, const struct xiw_qp *qp,
 			      u64 addr, u64 len, int access)
 {
 	if (!mr->valid)
 		return -ENOENT;
-	if (mr->ibmr.pd != qp->ibqp.pd || (access & ~mr->access))
+	if (mr->ibmr.pd != qp->ibqp.pd || (access & ~mr->access) ||
+	    (mr->type == XIW_MR_MW && xiw_mw_check(mr, qp, access)))
 		return -EACCES;
 	if (!xiw_mr_in_bounds(mr, addr, len))
 		return -EINVAL;
 	return 0;
 }
 
-/* A window: its own state under its lock, then its MR's under that one's. */
+/* A window: its state under its lock, then its MR's under that one's. */
 static int xiw_mw_check_all(struct xiw_mr *mw, const struct xiw_qp *qp,
 			    u64 addr, u64 len, int access)
 {
 	unsigned long flags;
-	int rv = 0;
+	int rv;
 
 	spin_lock_irqsave(&mw->lock, flags);
-	if (!mw->valid)
-		rv = -ENOENT;
-	else if (mw->ibmr.pd != qp->ibqp.pd || (access & ~mw->access) ||
-		 xiw_mw_check(mw, qp, access))
-		rv = -EACCES;
-	else if (!xiw_mr_in_bounds(mw, addr, len))
-		rv = -EINVAL;
+	rv = xiw_mr_check_state(mw, qp, addr, len, access);
 	/* A bound window has its MR; nested: the window's lock first. */
-	else if (mw->parent) {
+	if (!rv && mw->parent) {
 		spin_lock(&mw->parent->lock);
 		if (!mw->parent->valid)
 			rv = -ENOENT;
