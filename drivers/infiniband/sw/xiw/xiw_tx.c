@@ -26,6 +26,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/net.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 
 #include "xiw_fault.h"
@@ -46,10 +47,14 @@ MODULE_PARM_DESC(tx_post_bytes,
 /*
  * Batch arrays not in use, for the next pass of any QP. A set is held
  * only while a batch is built and handed to TCP, so a few serve every
- * QP. The cache keeps up to two per possible CPU; a burst of passes
- * beyond that (many batches held back by full sockets) takes new sets
- * and frees them on return.
+ * QP. Each CPU keeps one in hand, taken and given back without a lock:
+ * a pass on another CPU, such as the peer's reply in the same machine
+ * arriving before this pass has given its set back, does not wait for
+ * ours. Behind them a list under a lock keeps up to one more per
+ * possible CPU; a burst of passes beyond that (many batches held back
+ * by full sockets) takes new sets and frees them on return.
  */
+static DEFINE_PER_CPU(struct xiw_tx_set *, xiw_tx_set_hand);
 static DEFINE_SPINLOCK(xiw_tx_sets_lock);
 static LIST_HEAD(xiw_tx_sets);
 static unsigned int xiw_tx_sets_cached;
@@ -64,13 +69,17 @@ static bool xiw_tx_set_get(struct xiw_tx *tx)
 	/* Consulted for every set, cached or not: as if none could be had. */
 	if (xiw_fault(XIW_FAULT_TX_SET))
 		return false;
-	spin_lock(&xiw_tx_sets_lock);
-	set = list_first_entry_or_null(&xiw_tx_sets, struct xiw_tx_set, node);
-	if (set) {
-		list_del(&set->node);
-		xiw_tx_sets_cached--;
+	set = this_cpu_xchg(xiw_tx_set_hand, NULL);
+	if (!set) {
+		spin_lock(&xiw_tx_sets_lock);
+		set = list_first_entry_or_null(&xiw_tx_sets,
+					       struct xiw_tx_set, node);
+		if (set) {
+			list_del(&set->node);
+			xiw_tx_sets_cached--;
+		}
+		spin_unlock(&xiw_tx_sets_lock);
 	}
-	spin_unlock(&xiw_tx_sets_lock);
 	if (!set)
 		set = kzalloc(sizeof(*set), GFP_KERNEL | __GFP_NOWARN);
 	if (!set)
@@ -96,8 +105,12 @@ static void xiw_tx_set_put(struct xiw_tx *tx)
 	tx->piece = NULL;
 	tx->bv = NULL;
 	tx->pinned = NULL;
+	/* Into this CPU's hand; what it held goes to the list. */
+	set = this_cpu_xchg(xiw_tx_set_hand, set);
+	if (!set)
+		return;
 	spin_lock(&xiw_tx_sets_lock);
-	if (xiw_tx_sets_cached < 2 * num_possible_cpus()) {
+	if (xiw_tx_sets_cached < num_possible_cpus()) {
 		list_add(&set->node, &xiw_tx_sets);
 		xiw_tx_sets_cached++;
 		set = NULL;
@@ -110,7 +123,12 @@ static void xiw_tx_set_put(struct xiw_tx *tx)
 void xiw_tx_sets_free(void)
 {
 	struct xiw_tx_set *set, *next;
+	int cpu;
 
+	for_each_possible_cpu(cpu) {
+		kfree(per_cpu(xiw_tx_set_hand, cpu));
+		per_cpu(xiw_tx_set_hand, cpu) = NULL;
+	}
 	list_for_each_entry_safe(set, next, &xiw_tx_sets, node)
 		kfree(set);
 	INIT_LIST_HEAD(&xiw_tx_sets);
