@@ -565,6 +565,7 @@ int xiw_iw_reject(struct iw_cm_id *cm_id, const void *pd, u8 pd_len);
 
 /* xiw_cm_conn.c */
 extern struct workqueue_struct *xiw_data_wq;
+extern struct workqueue_struct *xiw_tx_wq;
 int xiw_cm_init(void);
 void xiw_cm_exit(void);
 void xiw_cm_dev_stop(struct xiw_device *xdev);
@@ -596,6 +597,7 @@ void xiw_tx_start(struct xiw_qp *qp);
 void xiw_tx_stop(struct xiw_qp *qp);
 void xiw_tx_flush(struct xiw_qp *qp);
 void xiw_tx_kick(struct xiw_qp *qp);
+void xiw_tx_continue(struct xiw_qp *qp);
 void xiw_tx_kick_queued(struct xiw_qp *qp);
 void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status);
 void xiw_tx_doorbell(struct xiw_qp *qp);

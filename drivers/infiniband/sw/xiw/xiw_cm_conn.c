@@ -23,6 +23,7 @@ MODULE_PARM_DESC(mpa_timeout_ms, "Time allowed for MPA start-up, in ms (default 
 
 static struct workqueue_struct *xiw_cm_wq;
 struct workqueue_struct *xiw_data_wq;
+struct workqueue_struct *xiw_tx_wq;
 
 static LIST_HEAD(xiw_conns);
 static DEFINE_SPINLOCK(xiw_conns_lock);	/* xiw_conns; BH-safe: a last put
@@ -420,11 +421,18 @@ int xiw_cm_init(void)
 		rv = -ENOMEM;
 		goto err_cm_wq;
 	}
+	xiw_tx_wq = alloc_workqueue("xiw_tx", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!xiw_tx_wq) {
+		rv = -ENOMEM;
+		goto err_data_wq;
+	}
 	rv = register_pernet_subsys(&xiw_cm_net_ops);
 	if (rv)
-		goto err_data_wq;
+		goto err_tx_wq;
 	return 0;
 
+err_tx_wq:
+	destroy_workqueue(xiw_tx_wq);
 err_data_wq:
 	destroy_workqueue(xiw_data_wq);
 err_cm_wq:
@@ -436,6 +444,7 @@ err_cm_wq:
 void xiw_cm_exit(void)
 {
 	unregister_pernet_subsys(&xiw_cm_net_ops);
+	destroy_workqueue(xiw_tx_wq);
 	destroy_workqueue(xiw_data_wq);
 	destroy_workqueue(xiw_cm_wq);
 }

@@ -67,7 +67,7 @@ static void xiw_sk_write_space(struct sock *sk)
 	if (conn && conn->qp && READ_ONCE(conn->state) == XIW_CONN_RTS &&
 	    sk_stream_is_writeable(sk)) {
 		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-		xiw_tx_kick(conn->qp);
+		xiw_tx_continue(conn->qp);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 }

@@ -7,12 +7,14 @@
  * xiw_tx_frame.c, sent zero-copy by xiw_zc.c; xiw_tx.h is what these
  * files share.
  *
- * One work item per QP, on xiw_data_wq, so QPs never wait for each
- * other. It takes one message at a time and cuts it into FPDUs no
- * larger than the MULPDU of the current MSS (MPA-23), so each FPDU fits
- * a TCP segment (MPA-24 alignment), yet hands TCP a batch of them in one
- * sendmsg() so segmentation offload still builds large packets. A full
- * socket ends the run; write_space kicks it again.
+ * One work item per QP, so QPs never wait for each other: on
+ * xiw_data_wq for the CPU that asks, or, for a poster's work it goes on
+ * with, on xiw_tx_wq when that CPU has such work waiting already
+ * (xiw_tx_continue()). It takes one message at a time and cuts it into
+ * FPDUs no larger than the MULPDU of the current MSS (MPA-23), so each
+ * FPDU fits a TCP segment (MPA-24 alignment), yet hands TCP a batch of
+ * them in one sendmsg() so segmentation offload still builds large
+ * packets. A full socket ends the run; write_space kicks it again.
  *
  * TCP copies the payload; the CRC is a pass over it just before. Large
  * messages from user memory regions may go zero-copy instead
@@ -145,6 +147,7 @@ int xiw_tx_create(struct xiw_qp *qp)
 	/* Sized for a connection without markers, by far the usual one. */
 	tx->cap = XIW_TX_BVECS;
 	tx->qp = qp;
+	tx->cont_cpu = -1;
 	mutex_init(&tx->pass_lock);
 	INIT_WORK(&tx->work, NULL);
 	qp->tx = tx;
@@ -221,6 +224,52 @@ void xiw_tx_kick(struct xiw_qp *qp)
 
 	if (tx && READ_ONCE(tx->started))
 		queue_work(xiw_data_wq, &tx->work);
+}
+
+/*
+ * Continuations queued on each CPU's bound worker pool and not started
+ * yet: see xiw_tx_continue().
+ */
+static DEFINE_PER_CPU(atomic_t, xiw_tx_waiting);
+
+/* The queued continuation has started, or will not run: uncount it. */
+static void xiw_tx_uncount(struct xiw_tx *tx)
+{
+	int cpu = xchg(&tx->cont_cpu, -1);
+
+	if (cpu >= 0)
+		atomic_dec(per_cpu_ptr(&xiw_tx_waiting, cpu));
+}
+
+/*
+ * Go on with the poster's work in the worker: the rest of a message
+ * larger than a doorbell sends, what a pass's budget left, what a full
+ * socket held back. On this CPU while no other QP's continuation waits
+ * for it: a lone stream then stays on one CPU, its transmit and (in one
+ * machine) its receive with it. Once one waits, on the unbound pool, so
+ * the streams of one poster spread over the CPUs instead of queueing
+ * behind each other on the poster's.
+ */
+void xiw_tx_continue(struct xiw_qp *qp)
+{
+	struct xiw_tx *tx = qp->tx;
+	int cpu, none = -1;
+
+	if (!tx || !READ_ONCE(tx->started))
+		return;
+	cpu = get_cpu();
+	if (!atomic_read(this_cpu_ptr(&xiw_tx_waiting)) &&
+	    try_cmpxchg(&tx->cont_cpu, &none, cpu)) {
+		atomic_inc(this_cpu_ptr(&xiw_tx_waiting));
+		/* Pending already (a kick from the receive path): uncount. */
+		if (!queue_work_on(cpu, xiw_data_wq, &tx->work) &&
+		    cmpxchg(&tx->cont_cpu, cpu, -1) == cpu)
+			atomic_dec(this_cpu_ptr(&xiw_tx_waiting));
+		put_cpu();
+		return;
+	}
+	put_cpu();
+	queue_work(xiw_tx_wq, &tx->work);
 }
 
 /*
@@ -312,7 +361,7 @@ static void xiw_tx_irq_retire(struct xiw_qp *qp)
 static bool xiw_tx_take_bytes(struct xiw_qp *qp, u32 *bytes)
 {
 	if (qp->tx->msg.len > *bytes) {
-		xiw_tx_kick(qp);
+		xiw_tx_continue(qp);
 		return false;
 	}
 	*bytes -= qp->tx->msg.len;
@@ -338,7 +387,7 @@ static void xiw_tx_pass_run(struct xiw_qp *qp, u32 bytes)
 		if (!tx->busy) {
 			if (!tx->msg.active) {
 				if (!budget--) {
-					xiw_tx_kick(qp);
+					xiw_tx_continue(qp);
 					break;
 				}
 				rv = xiw_tx_next(qp);
@@ -429,7 +478,10 @@ static void xiw_tx_pass_wait(struct xiw_qp *qp, u32 bytes)
 
 static void xiw_tx_work(struct work_struct *work)
 {
-	xiw_tx_pass_wait(container_of(work, struct xiw_tx, work)->qp, U32_MAX);
+	struct xiw_tx *tx = container_of(work, struct xiw_tx, work);
+
+	xiw_tx_uncount(tx);
+	xiw_tx_pass_wait(tx->qp, U32_MAX);
 }
 
 /*
@@ -513,6 +565,7 @@ void xiw_tx_stop(struct xiw_qp *qp)
 		return;
 	WRITE_ONCE(tx->started, false);
 	cancel_work_sync(&tx->work);
+	xiw_tx_uncount(tx);
 	/* Wait out a pass a doorbell may be running. */
 	mutex_lock(&tx->pass_lock);
 	mutex_unlock(&tx->pass_lock);

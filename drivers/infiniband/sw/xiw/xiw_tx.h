@@ -93,6 +93,8 @@ struct xiw_tx {
 	struct mutex pass_lock;	/* one pass at a time: work or doorbell */
 	struct xiw_qp *qp;
 	bool started;
+	/* The CPU whose waiting count a queued continuation holds, or -1. */
+	int cont_cpu;
 	struct xiw_txmsg msg;
 	/*
 	 * The SQ entry being taken, copied out of the ring to be checked
