@@ -137,6 +137,23 @@ void xiw_tx_sets_free(void)
 	xiw_tx_sets_cached = 0;
 }
 
+/*
+ * Continuations queued on each CPU's bound worker pool and not started
+ * yet: see xiw_tx_continue().
+ */
+static DEFINE_PER_CPU(atomic_t, xiw_tx_waiting);
+
+/* The queued continuation has started, or will not run: uncount it. */
+static void xiw_tx_uncount(struct xiw_tx *tx)
+{
+	int cpu = xchg(&tx->cont_cpu, -1);
+
+	if (cpu >= 0)
+		atomic_dec(per_cpu_ptr(&xiw_tx_waiting, cpu));
+}
+
+static void xiw_tx_work(struct work_struct *work);
+
 int xiw_tx_create(struct xiw_qp *qp)
 {
 	struct xiw_tx *tx;
@@ -149,7 +166,7 @@ int xiw_tx_create(struct xiw_qp *qp)
 	tx->qp = qp;
 	tx->cont_cpu = -1;
 	mutex_init(&tx->pass_lock);
-	INIT_WORK(&tx->work, NULL);
+	INIT_WORK(&tx->work, xiw_tx_work);
 	qp->tx = tx;
 	return 0;
 }
@@ -160,6 +177,12 @@ void xiw_tx_destroy(struct xiw_qp *qp)
 
 	if (!tx)
 		return;
+	/*
+	 * Nothing posts any more (user doorbells are over, a kernel consumer
+	 * has stopped posting); no queued work may run on freed memory.
+	 */
+	cancel_work_sync(&tx->work);
+	xiw_tx_uncount(tx);
 	xiw_tx_msg_release(&tx->msg);
 	xiw_tx_zc_detach(tx);
 	xiw_tx_set_put(tx);
@@ -224,21 +247,6 @@ void xiw_tx_kick(struct xiw_qp *qp)
 
 	if (tx && READ_ONCE(tx->started))
 		queue_work(xiw_data_wq, &tx->work);
-}
-
-/*
- * Continuations queued on each CPU's bound worker pool and not started
- * yet: see xiw_tx_continue().
- */
-static DEFINE_PER_CPU(atomic_t, xiw_tx_waiting);
-
-/* The queued continuation has started, or will not run: uncount it. */
-static void xiw_tx_uncount(struct xiw_tx *tx)
-{
-	int cpu = xchg(&tx->cont_cpu, -1);
-
-	if (cpu >= 0)
-		atomic_dec(per_cpu_ptr(&xiw_tx_waiting, cpu));
 }
 
 /*
@@ -524,7 +532,6 @@ void xiw_tx_start(struct xiw_qp *qp)
 		spin_lock_init(&tx->zc_ctx->lock);
 		tx->zc_ctx->qp = qp;
 	}
-	INIT_WORK(&tx->work, xiw_tx_work);
 	WRITE_ONCE(tx->started, true);
 }
 
@@ -565,10 +572,16 @@ void xiw_tx_stop(struct xiw_qp *qp)
 		return;
 	WRITE_ONCE(tx->started, false);
 	cancel_work_sync(&tx->work);
-	xiw_tx_uncount(tx);
 	/* Wait out a pass a doorbell may be running. */
 	mutex_lock(&tx->pass_lock);
 	mutex_unlock(&tx->pass_lock);
+	/*
+	 * That pass, or a doorbell that saw the QP started just before we
+	 * cleared it, may have queued the work again after the cancel.
+	 * Such work would find nothing to do, but it must not outlive us.
+	 */
+	cancel_work_sync(&tx->work);
+	xiw_tx_uncount(tx);
 	if (tx->msg.active && (tx->msg.fin == XIW_FIN_SQ ||
 			       tx->msg.fin == XIW_FIN_IMMDT))
 		xiw_sq_done(qp, tx->msg.sq_idx, IB_WC_WR_FLUSH_ERR);
