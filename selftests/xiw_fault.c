@@ -408,37 +408,6 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 		ibv_close_device(ctx);
 }
 
-/*
- * fail-nth: the Nth fault-injection point reached by this thread from
- * now on fails. Returns whether it was reached (the count read back is
- * 0), after the call made in between.
- */
-static int xf_nth_set(int n)
-{
-	char v[16];
-
-	snprintf(v, sizeof(v), "%d", n);
-	return xf_write("/proc/thread-self/fail-nth", v);
-}
-
-static bool xf_nth_fired(void)
-{
-	char v[16] = "";
-	int fd = open("/proc/thread-self/fail-nth", O_RDWR);
-	bool fired;
-
-	if (fd < 0)
-		return false;
-	if (read(fd, v, sizeof(v) - 1) < 0)
-		v[0] = '\0';
-	fired = atoi(v) == 0;
-	/* Not reached: switch it off for what follows. */
-	if (write(fd, "0", 1) < 0)
-		fired = false;
-	close(fd);
-	return fired;
-}
-
 FIXTURE(nth) {
 	struct xr_link link;
 	bool have;
@@ -467,17 +436,11 @@ FIXTURE_VARIANT_ADD(nth, alloc_mw) { .op = XF_ALLOC_MW, .kind = NULL };
 FIXTURE_SETUP(nth)
 {
 	xr_unlimit_memlock();
-	sh("mount -t debugfs none /sys/kernel/debug >/dev/null 2>&1");
 	ASSERT_EQ(0, xr_load_type("xiw"));
-	self->have = path_exists("/proc/thread-self/fail-nth") &&
-		     path_exists("/sys/kernel/debug/failslab");
+	self->have = xf_nth_present();
 	if (!self->have)
 		return;
-	/* GFP_KERNEL allocations are the ones that matter here. */
-	ASSERT_EQ(0, sh("echo N > /sys/kernel/debug/failslab/ignore-gfp-wait && "
-			"echo N > /sys/kernel/debug/fail_page_alloc/ignore-gfp-wait && "
-			"echo 0 > /sys/kernel/debug/failslab/verbose && "
-			"echo 0 > /sys/kernel/debug/fail_page_alloc/verbose"));
+	ASSERT_EQ(0, xf_nth_prepare());
 	ASSERT_EQ(0, xr_link_make(&self->link, "xiw", XF_NETDEV, XF_IBDEV,
 				  XF_ADDR));
 	self->ctx = xf_open();

@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -100,6 +101,57 @@ static int __attribute__((unused)) xf_prepare(void)
 	    xf_attr("verbose", "0") || xf_attr("task-filter", "N"))
 		return -1;
 	return 0;
+}
+
+/*
+ * fail-nth: the Nth fault-injection point reached by this thread from
+ * now on fails. Returns whether it was reached (the count read back is
+ * 0), after the call made in between.
+ */
+static __attribute__((unused)) int xf_nth_set(int n)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%d", n);
+	return xf_write("/proc/thread-self/fail-nth", v);
+}
+
+static bool __attribute__((unused)) xf_nth_fired(void)
+{
+	char v[16] = "";
+	int fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	bool fired;
+
+	if (fd < 0)
+		return false;
+	if (read(fd, v, sizeof(v) - 1) < 0)
+		v[0] = '\0';
+	fired = atoi(v) == 0;
+	/* Not reached: switch it off for what follows. */
+	if (write(fd, "0", 1) < 0)
+		fired = false;
+	close(fd);
+	return fired;
+}
+
+/* fail-nth and failslab (a kernel with fault injection)? Mounts debugfs. */
+static bool __attribute__((unused)) xf_nth_present(void)
+{
+	sh("mount -t debugfs none /sys/kernel/debug >/dev/null 2>&1");
+	return path_exists("/proc/thread-self/fail-nth") &&
+	       path_exists("/sys/kernel/debug/failslab");
+}
+
+/*
+ * GFP_KERNEL allocations are the ones that matter: they may fail too,
+ * and no failure logs its stack. 0 or the shell's status.
+ */
+static int __attribute__((unused)) xf_nth_prepare(void)
+{
+	return sh("echo N > /sys/kernel/debug/failslab/ignore-gfp-wait && "
+		  "echo N > /sys/kernel/debug/fail_page_alloc/ignore-gfp-wait && "
+		  "echo 0 > /sys/kernel/debug/failslab/verbose && "
+		  "echo 0 > /sys/kernel/debug/fail_page_alloc/verbose");
 }
 
 #endif /* XIW_FAULT_UTIL_H */
