@@ -33,10 +33,11 @@ esac
 # (DEBUG_LANE_TIMEOUT): with xiw_link, xiw_module, xiw_netns and
 # xiw_fault too it ran past an hour on a 2-core TCG host and took the
 # whole make check past 90 minutes; make check-debug runs those.
-DEBUG_SUITES="xiw_peer xiw_scribble xiw_teardown"
+# xiw_modfault (the module's init with each allocation failing): 55-67 s.
+DEBUG_SUITES="xiw_peer xiw_scribble xiw_teardown xiw_modfault"
 # Selftests that only a kernel with fault injection can run: left out of
 # the stock kernel's run (every test of theirs would skip there).
-DEBUG_ONLY="xiw_fault"
+DEBUG_ONLY="xiw_fault xiw_modfault"
 # Selftests whose leak check reads the allocation site of every live
 # object (slub_debug=U, which SLUB then records): a boot of their own on
 # Debian's kernel, apart from the programs whose speed it would change.
