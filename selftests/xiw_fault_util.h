@@ -105,8 +105,10 @@ static int __attribute__((unused)) xf_prepare(void)
 
 /*
  * fail-nth: the Nth fault-injection point reached by this thread from
- * now on fails. Returns whether it was reached (the count read back is
- * 0), after the call made in between.
+ * now on fails. xf_nth_left() then says how many points were still to
+ * go (0: the Nth was reached) and switches it off; -1 on error.
+ * xf_nth_fired(): whether the Nth was reached, after the call made in
+ * between.
  */
 static __attribute__((unused)) int xf_nth_set(int n)
 {
@@ -116,22 +118,27 @@ static __attribute__((unused)) int xf_nth_set(int n)
 	return xf_write("/proc/thread-self/fail-nth", v);
 }
 
-static bool __attribute__((unused)) xf_nth_fired(void)
+static long __attribute__((unused)) xf_nth_left(void)
 {
-	char v[16] = "";
+	char v[24] = "";
 	int fd = open("/proc/thread-self/fail-nth", O_RDWR);
-	bool fired;
+	long left;
 
 	if (fd < 0)
-		return false;
+		return -1;
 	if (read(fd, v, sizeof(v) - 1) < 0)
 		v[0] = '\0';
-	fired = atoi(v) == 0;
+	left = atol(v);
 	/* Not reached: switch it off for what follows. */
 	if (write(fd, "0", 1) < 0)
-		fired = false;
+		left = -1;
 	close(fd);
-	return fired;
+	return left;
+}
+
+static bool __attribute__((unused)) xf_nth_fired(void)
+{
+	return xf_nth_left() == 0;
 }
 
 /* fail-nth and failslab (a kernel with fault injection)? Mounts debugfs. */

@@ -130,17 +130,6 @@ static int xm_unload(void)
 	return syscall(SYS_delete_module, "xiw", O_NONBLOCK);
 }
 
-/* fail-nth's count left after the load: -1 if it cannot be read. */
-static long xm_nth_left(void)
-{
-	char v[32];
-
-	if (read_text("/proc/thread-self/fail-nth", v, sizeof(v)) < 0)
-		return -1;
-	xf_write("/proc/thread-self/fail-nth", "0");
-	return atol(v);
-}
-
 #define XM_MANY		1000000
 
 /*
@@ -177,7 +166,7 @@ TEST_F_TIMEOUT(load, each_allocation_of_init_fails_cleanly, 1500)
 	/* How many fault points a whole load passes (and one read more). */
 	ASSERT_EQ(0, xf_nth_set(XM_MANY));
 	rv = xm_load(self->fd);
-	rest = xm_nth_left();
+	rest = xf_nth_left();
 	ASSERT_EQ(0, rv) TH_LOG("load: %s", strerror(errno));
 	ASSERT_LT(0, rest);
 	ASSERT_EQ(0, xm_unload());
