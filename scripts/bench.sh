@@ -11,7 +11,7 @@
 # "xiw xiwnc siw siwcrc"; xiwnc is xiw with MPA CRC off, siwcrc is siw
 # built with MPA CRC required), BENCH_DURATION,
 # BENCH_LAT_ITERS, BENCH_CONNS, BENCH_CONN_BATCH, BENCH_MEM_CONNS,
-# BENCH_MEM_PER_PROC, BENCH_TESTS; see
+# BENCH_MEM_PER_PROC, BENCH_TESTS, BENCH_VM_TIMEOUT; see
 # Documentation/performance.rst.
 #
 # Exit status: non-zero if any xiw run failed or the VM run itself failed
@@ -31,7 +31,12 @@ mkdir -p "$out"
 echo "== boot $krel under QEMU: $BENCH_RUNS round(s) on: $BENCH_DEVICES, tcp"
 # vm-run.sh shares build/vm/bench with the guest as /mnt/xiw-out.
 vm_rc=0
-scripts/vm-run.sh -n bench -t "${BENCH_VM_TIMEOUT:-1500}" -- \
+# The guest's limit: a round of every test on four devices took up to 11
+# minutes on an idle 2-core host (2026-12-06), so 20 per round and 10 for
+# boot and set-up. Each perftest, cmtime and connscale run has its own
+# timeout; this one is for the guest as a whole.
+vm_timeout=${BENCH_VM_TIMEOUT:-$((600 + 1200 * BENCH_RUNS))}
+scripts/vm-run.sh -n bench -t "$vm_timeout" -- \
 	env BENCH_RUNS="$BENCH_RUNS" BENCH_DEVICES="$BENCH_DEVICES" \
 	${BENCH_DURATION:+BENCH_DURATION="$BENCH_DURATION"} \
 	${BENCH_LAT_ITERS:+BENCH_LAT_ITERS="$BENCH_LAT_ITERS"} \
