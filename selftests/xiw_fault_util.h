@@ -126,9 +126,7 @@ static long __attribute__((unused)) xf_nth_left(void)
 
 	if (fd < 0)
 		return -1;
-	if (read(fd, v, sizeof(v) - 1) < 0)
-		v[0] = '\0';
-	left = atol(v);
+	left = read(fd, v, sizeof(v) - 1) > 0 ? atol(v) : -1;
 	/* Not reached: switch it off for what follows. */
 	if (write(fd, "0", 1) < 0)
 		left = -1;
