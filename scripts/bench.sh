@@ -11,8 +11,8 @@
 # "xiw xiwnc siw siwcrc"; xiwnc is xiw with MPA CRC off, siwcrc is siw
 # built with MPA CRC required), BENCH_DURATION,
 # BENCH_LAT_ITERS, BENCH_CONNS, BENCH_CONN_BATCH, BENCH_MEM_CONNS,
-# BENCH_MEM_PER_PROC, BENCH_TESTS, BENCH_VM_TIMEOUT; see
-# Documentation/performance.rst.
+# BENCH_MEM_PER_PROC, BENCH_TESTS, BENCH_XIW_PARAMS, BENCH_VM_TIMEOUT;
+# see Documentation/performance.rst.
 #
 # Exit status: non-zero if any xiw run failed or the VM run itself failed
 # (timeout, panic, kernel warning); the table is printed either way.
@@ -45,6 +45,7 @@ scripts/vm-run.sh -n bench -t "$vm_timeout" -- \
 	${BENCH_MEM_CONNS:+BENCH_MEM_CONNS="$BENCH_MEM_CONNS"} \
 	${BENCH_MEM_PER_PROC:+BENCH_MEM_PER_PROC="$BENCH_MEM_PER_PROC"} \
 	${BENCH_TESTS:+BENCH_TESTS="$BENCH_TESTS"} \
+	${BENCH_XIW_PARAMS:+BENCH_XIW_PARAMS="$BENCH_XIW_PARAMS"} \
 	scripts/guest/bench.sh /mnt/xiw-out/bench || vm_rc=$?
 if [ -d build/vm/bench/bench ]; then
 	cp -r build/vm/bench/bench/. "$out"/

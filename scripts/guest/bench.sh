@@ -17,7 +17,10 @@
 # of BENCH_CONN_BATCH, default 64),
 # BENCH_MEM_CONNS (connections for the memory rows, default 1000, in
 # processes of BENCH_MEM_PER_PROC, default 16),
-# BENCH_TESTS (subset of test names, default all).
+# BENCH_TESTS (subset of test names, default all),
+# BENCH_XIW_PARAMS (xiw module parameters to set before any run, as
+# "NAME=VALUE ...", for example "tx_post_bytes=65536"; not mpa_crc, which
+# the xiw and xiwnc devices set for each run).
 set -u
 . "$(dirname "$0")/../lib.sh"
 xiw_guest_only bench.sh "make bench"
@@ -109,6 +112,7 @@ setup() {
 			return 1
 		fi
 	done
+	xiw_params || return 1
 	for dev in $devices; do
 		ready[$dev]=0
 		case $dev in
@@ -132,6 +136,29 @@ setup() {
 	awk '/^name/ { n = $3 } /^driver/ { d = $3 }
 	     /^priority/ && n == "crc32c" { print "crc32c: " d " (priority " $3 ")" }' \
 		/proc/crypto | tee "$out/crc32c.txt"
+}
+
+# Set BENCH_XIW_PARAMS's xiw module parameters. A name that is not a
+# parameter xiw has, or a value the module refuses, fails the set-up, so
+# a run never measures a configuration other than the one asked for.
+xiw_params() {
+	local p name
+	[ -z "${BENCH_XIW_PARAMS:-}" ] || modprobe xiw ||
+		{ log "BENCH_XIW_PARAMS: loading xiw failed"; return 1; }
+	for p in ${BENCH_XIW_PARAMS:-}; do
+		name=${p%%=*}
+		if [ "$name" = "$p" ] || [ "$name" = mpa_crc ] ||
+		   ! [[ $name =~ ^[a-z0-9_]+$ ]] ||
+		   [ ! -w "/sys/module/xiw/parameters/$name" ]; then
+			log "BENCH_XIW_PARAMS: $p: not NAME=VALUE of a writable xiw parameter other than mpa_crc"
+			return 1
+		fi
+		if ! echo "${p#*=}" > "/sys/module/xiw/parameters/$name"; then
+			log "BENCH_XIW_PARAMS: $p: refused"
+			return 1
+		fi
+		log "xiw parameter $name=$(cat "/sys/module/xiw/parameters/$name")"
+	done
 }
 
 # siw0 from the build DEVICE (siw or siwcrc) names, loading it in place
