@@ -471,9 +471,11 @@ TEST_F_TIMEOUT(tool, ib_atomic_lat, 120)
  * must find the responder done with the previous one. rc_bi_bw posts
  * 1024 Sends (64 KiB by default) at each end before either polls: each
  * end must get back to reposting its receives before the other's Sends
- * use them up (the transmit worker takes large messages off the
- * poster). With 4 KiB Sends that race is lost in one guest on siw too
- * (design.rst, Transmit), so rc_bi_bw runs at qperf's default size.
+ * use them up (the transmit worker takes large messages off the poster
+ * of a QP that takes receives; the long allowance of a one-way sender
+ * must end at the first). With 4 KiB Sends that race is lost in one
+ * guest on siw too (design.rst, Transmit), so rc_bi_bw runs at qperf's
+ * default size.
  */
 TEST_F_TIMEOUT(tool, qperf_rc, 300)
 {

@@ -101,6 +101,14 @@ struct xiw_ucontext {
 
 struct xiw_pd {
 	struct ib_pd ibpd;
+	/*
+	 * The QP whose user doorbell rang last on this PD (0: none yet), and
+	 * when one rang after another QP's (jiffies): whether a poster drives
+	 * one QP or several (xiw_tx_doorbell). Written without a lock: a
+	 * hint, which a race can only make wrong for one doorbell.
+	 */
+	u32 db_qpn;
+	unsigned long db_multi_at;
 };
 
 /*

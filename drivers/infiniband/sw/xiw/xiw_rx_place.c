@@ -10,6 +10,7 @@
 #include <linux/spinlock.h>
 
 #include "xiw_rx.h"
+#include "xiw_tx.h"
 
 /* Take a receive WQE for a new Send (copied once, then checked). */
 /* Receives complete normally only in RTS and SQD. */
@@ -81,6 +82,7 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 		spin_unlock_irqrestore(&qp->rq_lock, irqflags);
 	}
 	rx->rq_active = true;
+	xiw_tx_note_recv(qp->tx);
 	rx->msg_got = 0;
 	rx->rq_len = 0;
 	if (rx->rqe.num_sge > XIW_MAX_RECV_SGE)

@@ -47,6 +47,19 @@ MODULE_PARM_DESC(tx_post_bytes,
 		 "Payload a user post sends in its own system call before the transmit worker takes over, in bytes (default 16384)");
 
 /*
+ * A QP that has taken no receive WQE for a second has none for its
+ * application to repost: its posts may send more in their own system
+ * calls, up to this much, rather than hand a long message to the worker,
+ * which would share the poster's CPU with the poster's own polling. The
+ * first receive taken ends that (xiw_tx_take_bytes). Not while other
+ * QPs of its PD ring too (xiw_tx_may_post_long).
+ */
+static uint tx_post_bytes_idle = 262144;
+module_param(tx_post_bytes_idle, uint, 0644);
+MODULE_PARM_DESC(tx_post_bytes_idle,
+		 "Payload a user post sends in its own system call while its QP has taken no receive WQE, and no other QP of its PD has posted, for a second, in bytes (default 262144; tx_post_bytes if that is more)");
+
+/*
  * Batch arrays not in use, for the next pass of any QP. A set is held
  * only while a batch is built and handed to TCP, so a few serve every
  * QP. Each CPU keeps one in hand, taken and given back without a lock:
@@ -368,7 +381,14 @@ static void xiw_tx_irq_retire(struct xiw_qp *qp)
  */
 static bool xiw_tx_take_bytes(struct xiw_qp *qp, u32 *bytes)
 {
-	if (qp->tx->msg.len > *bytes) {
+	struct xiw_tx *tx = qp->tx;
+
+	/* A receive taken since a long pass began: the short allowance. */
+	if (tx->long_pass && READ_ONCE(tx->recv_at) != tx->pass_recv_at) {
+		tx->long_pass = false;
+		*bytes = min(*bytes, READ_ONCE(tx_post_bytes));
+	}
+	if (tx->msg.len > *bytes) {
 		xiw_tx_continue(qp);
 		return false;
 	}
@@ -493,6 +513,28 @@ static void xiw_tx_work(struct work_struct *work)
 }
 
 /*
+ * Whether a doorbell's pass gets the long allowance (tx_post_bytes_idle):
+ * its QP has taken no receive WQE for a second, and no other QP of its PD
+ * has rung in that time. A poster driving several QPs gains more from
+ * their workers sending on other CPUs than from sending each message in
+ * its own system calls, one QP after another (performance.rst,
+ * twenty-first run).
+ */
+static bool xiw_tx_may_post_long(struct xiw_qp *qp, unsigned long now)
+{
+	struct xiw_pd *pd = container_of(qp->ibqp.pd, struct xiw_pd, ibpd);
+	u32 qpn = qp->ibqp.qp_num, last = READ_ONCE(pd->db_qpn);
+
+	if (last != qpn) {
+		WRITE_ONCE(pd->db_qpn, qpn);
+		if (last)
+			WRITE_ONCE(pd->db_multi_at, now);
+	}
+	return !time_before(now, READ_ONCE(pd->db_multi_at) + HZ) &&
+	       !time_before(now, READ_ONCE(qp->tx->recv_at) + HZ);
+}
+
+/*
  * A user doorbell (a system call in the poster's context): send right
  * here rather than wake the work, unless a pass is running already, in
  * which case it sees the new entries or is kicked again.
@@ -507,8 +549,18 @@ void xiw_tx_doorbell(struct xiw_qp *qp)
 		xiw_tx_kick(qp);
 		return;
 	}
-	if (READ_ONCE(tx->started))
-		xiw_tx_pass(qp, READ_ONCE(tx_post_bytes));
+	if (READ_ONCE(tx->started)) {
+		unsigned long at = READ_ONCE(tx->recv_at);
+		u32 bytes = READ_ONCE(tx_post_bytes);
+
+		if (xiw_tx_may_post_long(qp, jiffies)) {
+			bytes = max(bytes, READ_ONCE(tx_post_bytes_idle));
+			tx->long_pass = true;
+			tx->pass_recv_at = at;
+		}
+		xiw_tx_pass(qp, bytes);
+		tx->long_pass = false;
+	}
 	mutex_unlock(&tx->pass_lock);
 }
 
@@ -522,6 +574,7 @@ void xiw_tx_start(struct xiw_qp *qp)
 	tx->busy = false;
 	xiw_tx_set_put(tx);
 	tx->spos = 0;		/* MPA-13: full operation starts here */
+	tx->recv_at = jiffies - HZ;	/* no receive taken yet */
 	for (i = 0; i < DDP_NUM_QN; i++)
 		tx->msn[i] = 1;		/* DDP-03 */
 	xiw_tx_zc_detach(tx);

@@ -6,6 +6,7 @@
 #ifndef XIW_TX_H
 #define XIW_TX_H
 
+#include <linux/jiffies.h>
 #include <linux/mutex.h>
 #include <linux/skbuff.h>
 #include <linux/socket.h>
@@ -93,8 +94,17 @@ struct xiw_tx {
 	struct mutex pass_lock;	/* one pass at a time: work or doorbell */
 	struct xiw_qp *qp;
 	bool started;
+	bool long_pass;		/* a doorbell's pass with the long allowance */
 	/* The CPU whose waiting count a queued continuation holds, or -1. */
 	int cont_cpu;
+	/*
+	 * Whether a doorbell's pass may send long messages (xiw_tx_doorbell):
+	 * when this QP last took a receive WQE, in jiffies (written by rx),
+	 * and, for a pass given the long allowance (long_pass, above), what
+	 * it saw of that when it began (pass_lock).
+	 */
+	unsigned long recv_at;
+	unsigned long pass_recv_at;
 	struct xiw_txmsg msg;
 	/*
 	 * The SQ entry being taken, copied out of the ring to be checked
@@ -147,6 +157,15 @@ struct xiw_tx {
 /* A zero-copy batch's headers (room), then its markers, in zpage. */
 static_assert(XIW_TX_FPDUS * XIW_TX_HDR_ROOM +
 	      XIW_TX_MARKERS * sizeof(struct mpa_marker) <= PAGE_SIZE);
+
+/* rx took a receive WQE: a doorbell's pass keeps to the short allowance. */
+static inline void xiw_tx_note_recv(struct xiw_tx *tx)
+{
+	unsigned long now = jiffies;
+
+	if (READ_ONCE(tx->recv_at) != now)
+		WRITE_ONCE(tx->recv_at, now);
+}
 
 /* xiw_tx_msg.c */
 void xiw_tx_msg_release(struct xiw_txmsg *m);

@@ -201,8 +201,12 @@ bool xiw_count_get(atomic_t *count, int limit)
 
 static int xiw_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	return xiw_count_get(&to_xdev(ibpd->device)->num_pd, XIW_MAX_PD) ?
-		0 : -ENOMEM;
+	struct xiw_pd *pd = container_of(ibpd, struct xiw_pd, ibpd);
+
+	if (!xiw_count_get(&to_xdev(ibpd->device)->num_pd, XIW_MAX_PD))
+		return -ENOMEM;
+	pd->db_multi_at = jiffies - HZ;	/* no two QPs' doorbells yet */
+	return 0;
 }
 
 static int xiw_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
