@@ -520,7 +520,8 @@ static void xiw_tx_work(struct work_struct *work)
  * its own system calls, one QP after another (performance.rst,
  * twenty-first run).
  */
-static bool xiw_tx_may_post_long(struct xiw_qp *qp, unsigned long now)
+static bool xiw_tx_may_post_long(struct xiw_qp *qp, unsigned long now,
+				 unsigned long recv_at)
 {
 	struct xiw_pd *pd = container_of(qp->ibqp.pd, struct xiw_pd, ibpd);
 	u32 qpn = qp->ibqp.qp_num, last = READ_ONCE(pd->db_qpn);
@@ -531,7 +532,7 @@ static bool xiw_tx_may_post_long(struct xiw_qp *qp, unsigned long now)
 			WRITE_ONCE(pd->db_multi_at, now);
 	}
 	return !time_before(now, READ_ONCE(pd->db_multi_at) + HZ) &&
-	       !time_before(now, READ_ONCE(qp->tx->recv_at) + HZ);
+	       !time_before(now, recv_at + HZ);
 }
 
 /*
@@ -552,9 +553,10 @@ void xiw_tx_doorbell(struct xiw_qp *qp)
 	if (READ_ONCE(tx->started)) {
 		unsigned long at = READ_ONCE(tx->recv_at);
 		u32 bytes = READ_ONCE(tx_post_bytes);
+		u32 idle = READ_ONCE(tx_post_bytes_idle);
 
-		if (xiw_tx_may_post_long(qp, jiffies)) {
-			bytes = max(bytes, READ_ONCE(tx_post_bytes_idle));
+		if (idle > bytes && xiw_tx_may_post_long(qp, jiffies, at)) {
+			bytes = idle;
 			tx->long_pass = true;
 			tx->pass_recv_at = at;
 		}
