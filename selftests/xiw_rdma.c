@@ -26,6 +26,7 @@
  */
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 
 #include "kselftest_harness.h"
 #include "xiw_rdma_util.h"
@@ -2917,6 +2918,129 @@ TEST_F_TIMEOUT(zcopy, sizes_and_counters, 300)
 	EXPECT_TRUE(WAIT_UNTIL(xz_module_refs() == refs0, 5000))
 		TH_LOG("module references %ld, %ld before", xz_module_refs(),
 		       refs0);
+}
+
+/*
+ * Does the kernel let TCP reference a bvec's pages without a ubuf_info
+ * (MSG_SPLICE_PAGES, 6.5 on)? Where it does, xiw sends Read Responses
+ * that way on lo too; before, it copies them.
+ */
+static bool xz_have_splice(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 5);
+}
+
+/* A Read of len into the client's XZ_HALF from the server's 0; 0 or -1. */
+static int xz_read(struct xr_side *c, struct xr_side *s, size_t len,
+		   uint64_t id, struct ibv_wc *wc)
+{
+	if (xr_post(c, IBV_WR_RDMA_READ, id, XZ_HALF, len, 0, s, 0) ||
+	    xr_poll(c->cq, wc, 1, 6 * XR_WAIT_MS) != 1 || wc->wr_id != id)
+		return -1;
+	return 0;
+}
+
+/*
+ * With the default tx_zcopy=1, lo (which gathers and checksums) carries
+ * Read Responses of at least tx_zcopy_min by reference, with no ubuf_info
+ * and no module reference: they count in tx_zcopy_messages/bytes, the
+ * data arrives intact, a smaller Response and the Sends and Writes (which
+ * would be copied on delivery) do not count. tx_zcopy=0 copies them too.
+ */
+TEST_F_TIMEOUT(zcopy, read_response_by_reference, 300)
+{
+	static const size_t sizes[] = { XZ_MIN - 1, XZ_MIN, 65536, 1 << 20 };
+	const char *ib = self->link.ibdev;
+	long long m0, b0, want_m = 0, want_b = 0;
+	long refs0 = xz_module_refs();
+	struct ibv_wc wc;
+	unsigned int i;
+
+	ASSERT_LE(0, refs0);
+	ASSERT_EQ(0, xz_param("tx_zcopy", 1));
+	m0 = xr_port_counter(ib, "tx_zcopy_messages");
+	b0 = xr_port_counter(ib, "tx_zcopy_bytes");
+	ASSERT_LE(0, m0);
+	ASSERT_LE(0, b0);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		size_t sz = sizes[i];
+		uint64_t seed = self->seed + 5 * i;
+
+		xr_fill(self->s->buf, sz, seed);
+		memset(self->c->buf + XZ_HALF, 0xee, sz);
+		ASSERT_EQ(0, xz_read(self->c, self->s, sz, 0x500 + i, &wc));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+		ASSERT_PATTERN(self->c->buf + XZ_HALF, sz, seed);
+		if (sz >= XZ_MIN && xz_have_splice()) {
+			want_m++;
+			want_b += (long long)sz;
+		}
+	}
+	/* A Write and a Send of 64 KiB from the client: copied on lo. */
+	xr_fill(self->c->buf, 65536, self->seed + 1);
+	ASSERT_EQ(0, xz_write_fenced(self->c, self->s, 65536, 0x510));
+	ASSERT_PATTERN(self->s->buf + XZ_HALF, 65536, self->seed + 1);
+	EXPECT_ONE_WC(self->c, 0x510, IBV_WC_RDMA_WRITE, -1);
+	EXPECT_ONE_WC(self->c, 0x511, IBV_WC_SEND, -1);
+	EXPECT_EQ(m0 + want_m, xr_port_counter(ib, "tx_zcopy_messages"));
+	EXPECT_EQ(b0 + want_b, xr_port_counter(ib, "tx_zcopy_bytes"));
+
+	ASSERT_EQ(0, xz_param("tx_zcopy", 0));
+	xr_fill(self->s->buf, 1 << 20, self->seed + 2);
+	memset(self->c->buf + XZ_HALF, 0xee, 1 << 20);
+	ASSERT_EQ(0, xz_read(self->c, self->s, 1 << 20, 0x520, &wc));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_PATTERN(self->c->buf + XZ_HALF, 1 << 20, self->seed + 2);
+	EXPECT_EQ(m0 + want_m, xr_port_counter(ib, "tx_zcopy_messages"));
+	EXPECT_TRUE(WAIT_UNTIL(xz_module_refs() == refs0, 5000))
+		TH_LOG("module references %ld, %ld before", xz_module_refs(),
+		       refs0);
+}
+
+/*
+ * Read Responses sent by reference with lo dropping 5% of the segments:
+ * each Read's data is the source as it was when posted, although the
+ * responder rewrites the source as soon as the Read completes (a
+ * retransmission the requester needed came before its completion), and
+ * the responder deregisters the source MR at once after the last one,
+ * with segments perhaps still unacknowledged: the skbs' page references
+ * keep the pages, and nothing warns. Four rounds of 1 MiB; some segment
+ * must have been retransmitted, or the test proved nothing.
+ */
+TEST_F_TIMEOUT(zcopy, read_response_by_reference_under_loss, 300)
+{
+	const char *ib = self->link.ibdev;
+	long long r0, m0 = xr_port_counter(ib, "tx_zcopy_messages");
+	struct ibv_wc wc;
+	int round;
+
+	ASSERT_EQ(0, xz_param("tx_zcopy", 1));
+	if (xz_netem("loss 5%"))
+		SKIP(return, "no netem on lo");
+	r0 = xz_tcp_stat("RetransSegs");
+	ASSERT_LE(0, r0);
+	ASSERT_LE(0, m0);
+	for (round = 0; round < 4; round++) {
+		uint64_t seed = self->seed + 7 * round;
+
+		xr_fill(self->s->buf, 1 << 20, seed);
+		ASSERT_EQ(0, xz_read(self->c, self->s, 1 << 20, 0x600 + round,
+				     &wc)) TH_LOG("round %d", round);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+		memset(self->s->buf, 0xa5, 1 << 20);
+		ASSERT_PATTERN(self->c->buf + XZ_HALF, 1 << 20, seed);
+	}
+	ASSERT_EQ(0, ibv_dereg_mr(self->s->mr));
+	self->s->mr = NULL;
+	TH_LOG("%lld segments retransmitted", xz_tcp_stat("RetransSegs") - r0);
+	ASSERT_GT(xz_tcp_stat("RetransSegs"), r0);
+	ASSERT_EQ(m0 + (xz_have_splice() ? 4 : 0),
+		  xr_port_counter(ib, "tx_zcopy_messages"));
 }
 
 /*

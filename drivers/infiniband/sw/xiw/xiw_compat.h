@@ -53,4 +53,15 @@ static inline int xiw_create_cq_attrs(struct ib_cq *ibcq,
 #define XIW_CREATE_CQ xiw_create_cq
 #endif
 
+/*
+ * A sendmsg() flag that lets TCP reference the pages of a bvec iterator
+ * without a ubuf_info (6.12); 0 where TCP has no such thing (6.1, whose
+ * later releases define the flag but copy), and such a batch is copied.
+ */
+#ifdef XIW_HAVE_TCP_SPLICE
+#define XIW_MSG_SPLICE_PAGES MSG_SPLICE_PAGES
+#else
+#define XIW_MSG_SPLICE_PAGES 0
+#endif
+
 #endif /* XIW_COMPAT_H */

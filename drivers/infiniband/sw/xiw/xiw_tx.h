@@ -65,6 +65,7 @@ struct xiw_txmsg {
 	u8 hdr[IWARP_MAX_HDR];	/* template, in wire order */
 	u32 hdr_len;		/* including the MPA length field */
 	bool tagged;
+	bool splice;		/* a Read Response sent by reference */
 	u64 to;			/* tagged: TO of the first byte */
 	u32 len, sent;
 	enum xiw_src src;
@@ -117,6 +118,7 @@ struct xiw_tx {
 	struct msghdr mh;
 	bool busy;		/* mh.msg_iter still has bytes */
 	bool batch_ends_msg;
+	bool batch_splice;	/* TCP references the batch's pages */
 	/*
 	 * The arrays a batch is built in, valid while set is held: a pass
 	 * borrows a set to build a batch and gives it back once TCP has the
@@ -183,6 +185,7 @@ void xiw_tx_unpin(struct xiw_tx *tx);
 void xiw_zc_callback(struct sk_buff *skb, struct ubuf_info *u,
 		     bool zerocopy_success);
 void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m);
+void xiw_tx_splice_begin(struct xiw_qp *qp, struct xiw_txmsg *m);
 void xiw_tx_zc_detach(struct xiw_tx *tx);
 int xiw_tx_pin(struct xiw_tx *tx, const struct bio_vec *bv, int n);
 u8 *xiw_tx_zpage(struct xiw_tx *tx);

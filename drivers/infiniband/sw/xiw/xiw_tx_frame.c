@@ -206,6 +206,7 @@ static void xiw_tx_batch_set(struct xiw_tx *tx, int nbv, u32 len)
 	memset(&tx->mh, 0, sizeof(tx->mh));
 	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv, len);
 	tx->busy = true;
+	tx->batch_splice = false;
 	tx->batch_ends_msg = tx->msg.sent == tx->msg.len;
 }
 
@@ -291,7 +292,7 @@ int xiw_tx_build(struct xiw_qp *qp)
 	int max = mrk ? XIW_TX_BVECS_MRK : XIW_TX_BVECS;
 	u32 room = xiw_tx_room(qp, m->hdr_len);
 	u32 spos0 = tx->spos;
-	u8 *hroom = m->zc ? xiw_tx_zpage(tx) : NULL;
+	u8 *hroom = NULL;
 	int nbv = 0, f;
 
 	if (max > tx->cap)	/* markers without their arrays: cannot be */
@@ -302,6 +303,8 @@ int xiw_tx_build(struct xiw_qp *qp)
 		if (rv <= 0)
 			return rv;
 	}
+	if (m->zc || m->splice)
+		hroom = xiw_tx_zpage(tx);
 	tx->bmrk = tx->mrk;
 	if (hroom)
 		tx->bmrk = (struct mpa_marker *)(hroom + XIW_TX_FPDUS *
@@ -370,9 +373,14 @@ int xiw_tx_build(struct xiw_qp *qp)
 			break;
 	}
 	xiw_tx_batch_set(tx, nbv, tx->spos - spos0);
-	/* Zero-copy: the skbs reference the pages and this message's ubuf. */
-	if (hroom != tx->room)
+	/*
+	 * Zero-copy: the skbs reference the pages, and this message's ubuf
+	 * unless it is a Read Response sent by reference.
+	 */
+	if (hroom != tx->room && m->zc)
 		tx->mh.msg_ubuf = &m->zc->u;
+	else if (hroom != tx->room)
+		tx->batch_splice = true;
 	return 0;
 }
 
@@ -388,7 +396,8 @@ int xiw_tx_push(struct xiw_qp *qp, bool more)
 	while (iov_iter_count(&tx->mh.msg_iter)) {
 		tx->mh.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
 				   (more || !tx->batch_ends_msg ? MSG_MORE : 0) |
-				   (tx->mh.msg_ubuf ? MSG_ZEROCOPY : 0);
+				   (tx->mh.msg_ubuf ? MSG_ZEROCOPY : 0) |
+				   (tx->batch_splice ? XIW_MSG_SPLICE_PAGES : 0);
 		rv = sock_sendmsg(qp->wire.sock, &tx->mh);
 		if (rv == -EAGAIN)
 			return -EAGAIN;

@@ -495,6 +495,7 @@ static int xiw_tx_next_response(struct xiw_qp *qp)
 	m->fin = XIW_FIN_IRQ;
 	m->active = true;
 	xiw_tx_zc_begin(qp, m);
+	xiw_tx_splice_begin(qp, m);
 	return 1;
 }
 

@@ -16,7 +16,9 @@
  * would otherwise reach another socket of this host (loopback, veth:
  * skb_orphan_frags_rx), so local peers stay correct too; on such routes
  * the copy buys nothing, hence tx_zcopy=1 only uses it on routes out of
- * the host, through a device that checksums (xiw_tx_route_zc()).
+ * the host, through a device that checksums (xiw_tx_route_zc()). A
+ * Read Response, which nothing completes, goes by reference without a
+ * ubuf on such routes too (xiw_tx_splice_begin()).
  *
  * Headers, trailers and markers of a zero-copy batch are in a page of
  * their own (tx->zpage), which the skbs reference like the payload; it
@@ -44,7 +46,7 @@
 static uint tx_zcopy = 1;
 module_param(tx_zcopy, uint, 0644);
 MODULE_PARM_DESC(tx_zcopy,
-		 "Zero-copy transmit of large messages from user memory: 0 off, 1 on routes that leave the host through a device with checksum offload (default), 2 on every route");
+		 "Zero-copy transmit of large messages from user memory: 0 off, 1 on routes that leave the host through a device with checksum offload (default), 2 on every route; with 1, Read Responses by reference on loopback too (6.5 and later)");
 
 static uint tx_zcopy_min = 16384;
 module_param(tx_zcopy_min, uint, 0644);
@@ -113,12 +115,14 @@ void xiw_zc_callback(struct sk_buff *skb, struct ubuf_info *u,
 XIW_UBUF_OPS(xiw_zc_ubuf_ops, xiw_zc_callback);
 
 /*
- * Does zero-copy pay on the socket's route? It must leave the host, and
- * its device must gather (SG) and checksum: without checksum offload the
- * stack linearizes every skb with shared frags to checksum it, a copy
- * and a large allocation per segment, slower than TCP's own copy.
+ * Do references pay on the socket's route? Its device must gather (SG)
+ * and checksum: without checksum offload the stack linearizes every skb
+ * with shared frags to checksum it, a copy and a large allocation per
+ * segment, slower than TCP's own copy. With @leave the route must also
+ * leave the host: a ubuf's pages are copied on delivery to a socket of
+ * this host (skb_orphan_frags_rx), so there the copy only moves.
  */
-static bool xiw_tx_route_zc(struct sock *sk)
+static bool xiw_tx_route_zc(struct sock *sk, bool leave)
 {
 	struct dst_entry *dst = sk_dst_get(sk);
 	struct net_device *dev = dst ? dst->dev : NULL;
@@ -128,7 +132,7 @@ static bool xiw_tx_route_zc(struct sock *sk)
 	 * The device's own features: sk_route_caps claims SG and checksum
 	 * for any route that software GSO serves, checksum in software.
 	 */
-	ok = dev && !(dev->flags & IFF_LOOPBACK) &&
+	ok = dev && !(leave && (dev->flags & IFF_LOOPBACK)) &&
 	     (dev->features & NETIF_F_SG) &&
 	     (dev->features & NETIF_F_CSUM_MASK);
 	dst_release(dst);
@@ -154,7 +158,7 @@ void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 		return;
 	switch (READ_ONCE(tx_zcopy)) {
 	case 1:
-		if (!xiw_tx_route_zc(sk))
+		if (!xiw_tx_route_zc(sk, true))
 			return;
 		break;
 	case 2:
@@ -184,6 +188,32 @@ void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 	 */
 	__module_get(THIS_MODULE);
 	m->zc = z;
+	xiw_count_tx_zcopy(qp, m->len);
+}
+
+/*
+ * Send the Read Response just taken by reference, without a ubuf_info
+ * (MSG_SPLICE_PAGES), when xiw_tx_zc_begin() did not take it? Nothing
+ * waits for its skbs to let go: the Read completes at the requester,
+ * once every byte arrived, so no later rewrite of the source can reach
+ * a completed Read (a retransmission the requester needs means it has
+ * not completed; one it does not need, TCP drops). With no ubuf the
+ * stack does not copy the pages on delivery to a socket of this host
+ * either: the requester's receive copies straight from the responder's
+ * registered pages, where a copied Response cost a page allocation and
+ * clearing per 4 KiB and a copy more (performance.rst, twenty-second
+ * run). The skbs hold references to the pages, so a deregistration
+ * meanwhile cannot free them under TCP.
+ */
+void xiw_tx_splice_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
+{
+	if (!XIW_MSG_SPLICE_PAGES || m->zc || m->src != XIW_SRC_SGE ||
+	    m->fin != XIW_FIN_IRQ || m->nsge != 1 || !m->mr[0] ||
+	    m->mr[0]->type != XIW_MR_USER ||
+	    m->len < max_t(u32, READ_ONCE(tx_zcopy_min), 1) ||
+	    !READ_ONCE(tx_zcopy) || !xiw_tx_route_zc(qp->wire.sock->sk, false))
+		return;
+	m->splice = true;
 	xiw_count_tx_zcopy(qp, m->len);
 }
 
