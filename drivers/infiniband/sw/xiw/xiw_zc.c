@@ -140,21 +140,35 @@ static bool xiw_tx_route_zc(struct sock *sk, bool leave)
 }
 
 /*
- * Send the message just taken zero-copy? Payload from user MRs only
- * (their pages are pinned pages, never slab memory; kernel consumers'
- * buffers may be), large enough, and not a Write with Immediate, whose
- * completion rides on the Immediate Data message after it.
+ * May TCP take the message's pages by reference? Its payload must come
+ * from user MRs only (their pages are pinned pages, never slab memory;
+ * kernel consumers' buffers may be), and be at least tx_zcopy_min long.
+ */
+static bool xiw_tx_by_ref_ok(const struct xiw_txmsg *m)
+{
+	u32 i;
+
+	if (m->src != XIW_SRC_SGE ||
+	    m->len < max_t(u32, READ_ONCE(tx_zcopy_min), 1))
+		return false;
+	for (i = 0; i < m->nsge; i++)
+		if (m->mr[i] && m->mr[i]->type != XIW_MR_USER)
+			return false;
+	return true;
+}
+
+/*
+ * Send the message just taken zero-copy? Not a Write with Immediate,
+ * whose completion rides on the Immediate Data message after it.
  */
 void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 {
 	struct xiw_tx *tx = qp->tx;
 	struct sock *sk = qp->wire.sock->sk;
 	struct xiw_zc *z;
-	u32 i;
 
-	if (!tx->zc_ctx || m->src != XIW_SRC_SGE ||
-	    m->len < max_t(u32, READ_ONCE(tx_zcopy_min), 1) ||
-	    (m->fin != XIW_FIN_SQ && m->fin != XIW_FIN_IRQ))
+	if (!tx->zc_ctx || (m->fin != XIW_FIN_SQ && m->fin != XIW_FIN_IRQ) ||
+	    !xiw_tx_by_ref_ok(m))
 		return;
 	switch (READ_ONCE(tx_zcopy)) {
 	case 1:
@@ -166,9 +180,6 @@ void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 	default:
 		return;
 	}
-	for (i = 0; i < m->nsge; i++)
-		if (m->mr[i] && m->mr[i]->type != XIW_MR_USER)
-			return;
 	z = xiw_fault(XIW_FAULT_ZC_MSG) ? NULL : kzalloc(sizeof(*z), GFP_KERNEL);
 	if (!z)
 		return;		/* copied instead */
@@ -207,11 +218,9 @@ void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
  */
 void xiw_tx_splice_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 {
-	if (!XIW_MSG_SPLICE_PAGES || m->zc || m->src != XIW_SRC_SGE ||
-	    m->fin != XIW_FIN_IRQ || m->nsge != 1 || !m->mr[0] ||
-	    m->mr[0]->type != XIW_MR_USER ||
-	    m->len < max_t(u32, READ_ONCE(tx_zcopy_min), 1) ||
-	    !READ_ONCE(tx_zcopy) || !xiw_tx_route_zc(qp->wire.sock->sk, false))
+	if (!XIW_MSG_SPLICE_PAGES || m->zc || m->fin != XIW_FIN_IRQ ||
+	    !READ_ONCE(tx_zcopy) || !xiw_tx_by_ref_ok(m) ||
+	    !xiw_tx_route_zc(qp->wire.sock->sk, false))
 		return;
 	m->splice = true;
 	xiw_count_tx_zcopy(qp, m->len);
