@@ -57,6 +57,7 @@ enum xf_op {
 	XF_LINK_ADD,
 	XF_QP_COUNTER,
 	XF_ZCOPY,
+	XF_READ_BY_REF,
 	XF_TX_SET,
 };
 
@@ -116,6 +117,10 @@ XF_SITE(qp_counter_id, XF_QP_COUNTER);
 XF_SITE(zc_ctx, XF_ZCOPY);
 XF_SITE(zc_msg, XF_ZCOPY);
 XF_SITE(zc_page, XF_ZCOPY);
+/* The same page, for a Read Response sent by reference without a ubuf. */
+FIXTURE_VARIANT_ADD(site, zc_page_read) {
+	.site = "zc_page", .op = XF_READ_BY_REF
+};
 XF_SITE(tx_set, XF_TX_SET);
 
 FIXTURE_SETUP(site)
@@ -373,6 +378,36 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
 		ASSERT_EQ(0, xf_exchange(&self->p));
 		ASSERT_EQ(-1, xr_check(self->p.srv.buf + 65536, 65536, 21));
+		break;
+	}
+	case XF_READ_BY_REF: {
+		long long m0;
+		struct ibv_wc wc;
+
+		/*
+		 * tx_zcopy=1, the default: lo carries a Read Response of
+		 * 64 KiB by reference. Its first batch finds no header page
+		 * and is copied instead; the Read is whole all the same.
+		 */
+		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR));
+		ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
+			TH_LOG("%s", self->net.err);
+		m0 = xr_port_counter(XF_IBDEV, "tx_zcopy_messages");
+		ASSERT_LE(0, m0);
+		xr_fill(self->p.srv.buf, 65536, 23);
+		memset(self->p.cli.buf + 65536, 0xee, 65536);
+		ASSERT_EQ(0, xf_arm(variant->site));
+		ASSERT_EQ(0, xr_post(&self->p.cli, IBV_WR_RDMA_READ, 5, 65536,
+				     65536, 0, &self->p.srv, 0));
+		ASSERT_EQ(1, xr_poll(self->p.cli.cq, &wc, 1, XR_WAIT_MS));
+		xf_disarm();
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+		ASSERT_EQ(5, wc.wr_id);
+		ASSERT_EQ(-1, xr_check(self->p.cli.buf + 65536, 65536, 23));
+		/* Taken by reference: its other batches were. */
+		ASSERT_EQ(m0 + 1,
+			  xr_port_counter(XF_IBDEV, "tx_zcopy_messages"));
+		ASSERT_EQ(0, xf_exchange(&self->p));
 		break;
 	}
 	case XF_TX_SET: {

@@ -26,7 +26,6 @@
  */
 #include <pthread.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
 
 #include "kselftest_harness.h"
 #include "xiw_rdma_util.h"
@@ -2920,21 +2919,6 @@ TEST_F_TIMEOUT(zcopy, sizes_and_counters, 300)
 		       refs0);
 }
 
-/*
- * Does the kernel let TCP reference a bvec's pages without a ubuf_info
- * (MSG_SPLICE_PAGES, 6.5 on)? Where it does, xiw sends Read Responses
- * that way on lo too; before, it copies them.
- */
-static bool xz_have_splice(void)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return false;
-	return major > 6 || (major == 6 && minor >= 5);
-}
-
 /* A Read of len into the client's XZ_HALF from the server's 0; 0 or -1. */
 static int xz_read(struct xr_side *c, struct xr_side *s, size_t len,
 		   uint64_t id, struct ibv_wc *wc)
@@ -2947,7 +2931,8 @@ static int xz_read(struct xr_side *c, struct xr_side *s, size_t len,
 
 /*
  * With the default tx_zcopy=1, lo (which gathers and checksums) carries
- * Read Responses of at least tx_zcopy_min by reference, with no ubuf_info
+ * Read Responses of at least tx_zcopy_min by reference (MSG_SPLICE_PAGES
+ * on 6.12, sendpage on 6.1), with no ubuf_info
  * and no module reference: they count in tx_zcopy_messages/bytes, the
  * data arrives intact, a smaller Response and the Sends and Writes (which
  * would be copied on delivery) do not count. tx_zcopy=0 copies them too.
@@ -2976,7 +2961,7 @@ TEST_F_TIMEOUT(zcopy, read_response_by_reference, 300)
 		ASSERT_EQ(0, xz_read(self->c, self->s, sz, 0x500 + i, &wc));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
 		ASSERT_PATTERN(self->c->buf + XZ_HALF, sz, seed);
-		if (sz >= XZ_MIN && xz_have_splice()) {
+		if (sz >= XZ_MIN) {
 			want_m++;
 			want_b += (long long)sz;
 		}
@@ -3039,8 +3024,7 @@ TEST_F_TIMEOUT(zcopy, read_response_by_reference_under_loss, 300)
 	self->s->mr = NULL;
 	TH_LOG("%lld segments retransmitted", xz_tcp_stat("RetransSegs") - r0);
 	ASSERT_GT(xz_tcp_stat("RetransSegs"), r0);
-	ASSERT_EQ(m0 + (xz_have_splice() ? 4 : 0),
-		  xr_port_counter(ib, "tx_zcopy_messages"));
+	ASSERT_EQ(m0 + 4, xr_port_counter(ib, "tx_zcopy_messages"));
 }
 
 /*

@@ -54,14 +54,22 @@ static inline int xiw_create_cq_attrs(struct ib_cq *ibcq,
 #endif
 
 /*
- * A sendmsg() flag that lets TCP reference the pages of a bvec iterator
- * without a ubuf_info (6.12); 0 where TCP has no such thing (6.1, whose
- * later releases define the flag but copy), and such a batch is copied.
+ * How TCP takes a batch's pages by reference without a ubuf_info: a
+ * sendmsg() flag for a bvec iterator (6.12), or sendpage, one page a
+ * call (6.1, whose later releases define the flag but copy; 0 then).
+ * XIW_TX_BY_REF: one of the two is there; without, such a batch would
+ * be copied, and none is made.
  */
 #ifdef XIW_HAVE_TCP_SPLICE
 #define XIW_MSG_SPLICE_PAGES MSG_SPLICE_PAGES
+#define XIW_TX_SENDPAGE 0
+#elif defined(XIW_HAVE_SENDPAGE)
+#define XIW_MSG_SPLICE_PAGES 0
+#define XIW_TX_SENDPAGE 1
 #else
 #define XIW_MSG_SPLICE_PAGES 0
+#define XIW_TX_SENDPAGE 0
 #endif
+#define XIW_TX_BY_REF (XIW_MSG_SPLICE_PAGES || XIW_TX_SENDPAGE)
 
 #endif /* XIW_COMPAT_H */

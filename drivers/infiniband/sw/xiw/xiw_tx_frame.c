@@ -2,7 +2,8 @@
 /*
  * Transmit: a message cut into FPDUs (RFC 5044 section 4), each within
  * the MULPDU of the current MSS, with markers, pad and CRC, gathered
- * into a batch of page pieces and handed to TCP in one sendmsg().
+ * into a batch of page pieces and handed to TCP in one sendmsg() (a
+ * batch by reference on 6.1: sendpage per piece).
  */
 #include <linux/crc32c.h>
 #include <linux/highmem.h>
@@ -384,6 +385,49 @@ int xiw_tx_build(struct xiw_qp *qp)
 	return 0;
 }
 
+#if XIW_TX_SENDPAGE
+/*
+ * The batch by reference where TCP takes pages only through sendpage
+ * (6.1): one call per piece, under one hold of the socket's lock as a
+ * sendmsg() would take it, each but the last telling TCP that more
+ * follows. A piece is one page's bytes, never empty (xiw_tx_emit()),
+ * and every page of such a batch is a user MR's or the header page,
+ * none slab memory. Returns the bytes TCP took, or its error if none.
+ */
+static int xiw_tx_sendpages(struct socket *sock, struct iov_iter *it,
+			    int flags)
+{
+	struct sock *sk = sock->sk;
+	int sent = 0, rv = 0;
+
+	lock_sock(sk);
+	while (iov_iter_count(it)) {
+		const struct bio_vec *bv = it->bvec;
+		size_t len = min(bv->bv_len - it->iov_offset,
+				 iov_iter_count(it));
+		int f = flags;
+
+		if (len < iov_iter_count(it))
+			f |= MSG_MORE | MSG_SENDPAGE_NOTLAST;
+		rv = kernel_sendpage_locked(sk, bv->bv_page,
+					    bv->bv_offset + it->iov_offset,
+					    len, f);
+		if (rv <= 0)
+			break;
+		iov_iter_advance(it, rv);
+		sent += rv;
+	}
+	release_sock(sk);
+	return sent ?: rv;
+}
+#else
+static int xiw_tx_sendpages(struct socket *sock, struct iov_iter *it,
+			    int flags)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
 /*
  * Hand the built batch to TCP. Returns 0 when all of it went, -EAGAIN
  * when the socket is full (write_space will kick us), or an error.
@@ -398,7 +442,11 @@ int xiw_tx_push(struct xiw_qp *qp, bool more)
 				   (more || !tx->batch_ends_msg ? MSG_MORE : 0) |
 				   (tx->mh.msg_ubuf ? MSG_ZEROCOPY : 0) |
 				   (tx->batch_splice ? XIW_MSG_SPLICE_PAGES : 0);
-		rv = sock_sendmsg(qp->wire.sock, &tx->mh);
+		if (XIW_TX_SENDPAGE && tx->batch_splice)
+			rv = xiw_tx_sendpages(qp->wire.sock, &tx->mh.msg_iter,
+					      tx->mh.msg_flags);
+		else
+			rv = sock_sendmsg(qp->wire.sock, &tx->mh);
 		if (rv == -EAGAIN)
 			return -EAGAIN;
 		if (rv < 0)

@@ -46,7 +46,7 @@
 static uint tx_zcopy = 1;
 module_param(tx_zcopy, uint, 0644);
 MODULE_PARM_DESC(tx_zcopy,
-		 "Zero-copy transmit of large messages from user memory: 0 off, 1 on routes that leave the host through a device with checksum offload (default), 2 on every route; with 1, Read Responses by reference on loopback too (6.5 and later)");
+		 "Zero-copy transmit of large messages from user memory: 0 off, 1 on routes that leave the host through a device with checksum offload (default), 2 on every route; with 1, Read Responses by reference on loopback too");
 
 static uint tx_zcopy_min = 16384;
 module_param(tx_zcopy_min, uint, 0644);
@@ -204,7 +204,8 @@ void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 
 /*
  * Send the Read Response just taken by reference, without a ubuf_info
- * (MSG_SPLICE_PAGES), when xiw_tx_zc_begin() did not take it? Nothing
+ * (MSG_SPLICE_PAGES, or sendpage before 6.5: xiw_tx_push()), when
+ * xiw_tx_zc_begin() did not take it? Nothing
  * waits for its skbs to let go: the Read completes at the requester,
  * once every byte arrived, so no later rewrite of the source can reach
  * a completed Read (a retransmission the requester needs means it has
@@ -218,7 +219,7 @@ void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
  */
 void xiw_tx_splice_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 {
-	if (!XIW_MSG_SPLICE_PAGES || m->zc || m->fin != XIW_FIN_IRQ ||
+	if (!XIW_TX_BY_REF || m->zc || m->fin != XIW_FIN_IRQ ||
 	    !READ_ONCE(tx_zcopy) || !xiw_tx_by_ref_ok(m) ||
 	    !xiw_tx_route_zc(qp->wire.sock->sk, false))
 		return;
