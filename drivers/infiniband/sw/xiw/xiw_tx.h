@@ -184,8 +184,7 @@ int xiw_tx_push(struct xiw_qp *qp, bool more);
 void xiw_tx_unpin(struct xiw_tx *tx);
 void xiw_zc_callback(struct sk_buff *skb, struct ubuf_info *u,
 		     bool zerocopy_success);
-void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m);
-void xiw_tx_splice_begin(struct xiw_qp *qp, struct xiw_txmsg *m);
+void xiw_tx_ref_begin(struct xiw_qp *qp, struct xiw_txmsg *m);
 void xiw_tx_zc_detach(struct xiw_tx *tx);
 int xiw_tx_pin(struct xiw_tx *tx, const struct bio_vec *bv, int n);
 u8 *xiw_tx_zpage(struct xiw_tx *tx);

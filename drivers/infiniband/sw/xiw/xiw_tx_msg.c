@@ -397,7 +397,7 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 			else if (xiw_sqe_atomic(sqe->opcode))
 				p->byte_len = sizeof(u64);
 			qp->tx->msg.active = true;
-			xiw_tx_zc_begin(qp, &qp->tx->msg);
+			xiw_tx_ref_begin(qp, &qp->tx->msg);
 			return 1;
 		}
 		xiw_tx_msg_release(&qp->tx->msg);
@@ -494,8 +494,7 @@ static int xiw_tx_next_response(struct xiw_qp *qp)
 	}
 	m->fin = XIW_FIN_IRQ;
 	m->active = true;
-	xiw_tx_zc_begin(qp, m);
-	xiw_tx_splice_begin(qp, m);
+	xiw_tx_ref_begin(qp, m);
 	return 1;
 }
 

@@ -16,9 +16,9 @@
  * would otherwise reach another socket of this host (loopback, veth:
  * skb_orphan_frags_rx), so local peers stay correct too; on such routes
  * the copy buys nothing, hence tx_zcopy=1 only uses it on routes out of
- * the host, through a device that checksums (xiw_tx_route_zc()). A
- * Read Response, which nothing completes, goes by reference without a
- * ubuf on such routes too (xiw_tx_splice_begin()).
+ * the host, through a device that checksums (xiw_tx_route()). A Read
+ * Response, which nothing completes, goes by reference without a ubuf
+ * on such routes too; xiw_tx_ref_begin() decides.
  *
  * Headers, trailers and markers of a zero-copy batch are in a page of
  * their own (tx->zpage), which the skbs reference like the payload; it
@@ -102,7 +102,7 @@ void xiw_zc_callback(struct sk_buff *skb, struct ubuf_info *u,
 		return;
 	/*
 	 * The release may drop the module's last reference (taken in
-	 * xiw_tx_zc_begin()), and an rmmod may then go ahead while we
+	 * xiw_tx_zc_take()), and an rmmod may then go ahead while we
 	 * still run here. The module's memory is freed only after an RCU
 	 * grace period (free_module() waits for one), so this read-side
 	 * section keeps our text there until we are on the way out.
@@ -114,29 +114,38 @@ void xiw_zc_callback(struct sk_buff *skb, struct ubuf_info *u,
 
 XIW_UBUF_OPS(xiw_zc_ubuf_ops, xiw_zc_callback);
 
+/* What the socket's route offers to pages sent by reference. */
+enum {
+	XIW_ROUTE_REF = 1,	/* its device gathers and checksums */
+	XIW_ROUTE_OUT = 2,	/* and it leaves the host */
+};
+
 /*
  * Do references pay on the socket's route? Its device must gather (SG)
  * and checksum: without checksum offload the stack linearizes every skb
  * with shared frags to checksum it, a copy and a large allocation per
- * segment, slower than TCP's own copy. With @leave the route must also
- * leave the host: a ubuf's pages are copied on delivery to a socket of
- * this host (skb_orphan_frags_rx), so there the copy only moves.
+ * segment, slower than TCP's own copy. A ubuf's pages are also copied
+ * on delivery to a socket of this host (skb_orphan_frags_rx), so for
+ * those only a route out of the host gains anything.
  */
-static bool xiw_tx_route_zc(struct sock *sk, bool leave)
+static unsigned int xiw_tx_route(struct sock *sk)
 {
 	struct dst_entry *dst = sk_dst_get(sk);
 	struct net_device *dev = dst ? dst->dev : NULL;
-	bool ok;
+	unsigned int r = 0;
 
 	/*
 	 * The device's own features: sk_route_caps claims SG and checksum
 	 * for any route that software GSO serves, checksum in software.
 	 */
-	ok = dev && !(leave && (dev->flags & IFF_LOOPBACK)) &&
-	     (dev->features & NETIF_F_SG) &&
-	     (dev->features & NETIF_F_CSUM_MASK);
+	if (dev && (dev->features & NETIF_F_SG) &&
+	    (dev->features & NETIF_F_CSUM_MASK)) {
+		r = XIW_ROUTE_REF;
+		if (!(dev->flags & IFF_LOOPBACK))
+			r |= XIW_ROUTE_OUT;
+	}
 	dst_release(dst);
-	return ok;
+	return r;
 }
 
 /*
@@ -157,32 +166,16 @@ static bool xiw_tx_by_ref_ok(const struct xiw_txmsg *m)
 	return true;
 }
 
-/*
- * Send the message just taken zero-copy? Not a Write with Immediate,
- * whose completion rides on the Immediate Data message after it.
- */
-void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
+/* Give the message a ubuf_info, so that it goes zero-copy. */
+static bool xiw_tx_zc_take(struct xiw_qp *qp, struct xiw_txmsg *m)
 {
 	struct xiw_tx *tx = qp->tx;
 	struct sock *sk = qp->wire.sock->sk;
 	struct xiw_zc *z;
 
-	if (!tx->zc_ctx || (m->fin != XIW_FIN_SQ && m->fin != XIW_FIN_IRQ) ||
-	    !xiw_tx_by_ref_ok(m))
-		return;
-	switch (READ_ONCE(tx_zcopy)) {
-	case 1:
-		if (!xiw_tx_route_zc(sk, true))
-			return;
-		break;
-	case 2:
-		break;
-	default:
-		return;
-	}
 	z = xiw_fault(XIW_FAULT_ZC_MSG) ? NULL : kzalloc(sizeof(*z), GFP_KERNEL);
 	if (!z)
-		return;		/* copied instead */
+		return false;
 	xiw_ubuf_set_ops(&z->u, &xiw_zc_ubuf_ops);
 	z->u.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 	refcount_set(&z->u.refcnt, 1);
@@ -199,13 +192,20 @@ void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 	 */
 	__module_get(THIS_MODULE);
 	m->zc = z;
-	xiw_count_tx_zcopy(qp, m->len);
+	return true;
 }
 
 /*
- * Send the Read Response just taken by reference, without a ubuf_info
- * (MSG_SPLICE_PAGES, or sendpage before 6.5: xiw_tx_push()), when
- * xiw_tx_zc_begin() did not take it? Nothing
+ * How does the message just taken reach TCP: zero-copy, by reference
+ * or copied? One look at the route decides.
+ *
+ * Zero-copy (a ubuf_info) with tx_zcopy=2, or with 1 on a route out of
+ * the host; not a Write with Immediate, whose completion rides on the
+ * Immediate Data message after it.
+ *
+ * Otherwise a Read Response goes by reference without a ubuf_info
+ * (MSG_SPLICE_PAGES, or sendpage before 6.5: xiw_tx_push()) on any
+ * route whose device gathers and checksums, loopback included. Nothing
  * waits for its skbs to let go: the Read completes at the requester,
  * once every byte arrived, so no later rewrite of the source can reach
  * a completed Read (a retransmission the requester needs means it has
@@ -217,14 +217,25 @@ void xiw_tx_zc_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
  * run). The skbs hold references to the pages, so a deregistration
  * meanwhile cannot free them under TCP.
  */
-void xiw_tx_splice_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
+void xiw_tx_ref_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 {
-	if (!XIW_TX_BY_REF || m->zc || m->fin != XIW_FIN_IRQ ||
-	    !READ_ONCE(tx_zcopy) || !xiw_tx_by_ref_ok(m) ||
-	    !xiw_tx_route_zc(qp->wire.sock->sk, false))
+	uint mode = READ_ONCE(tx_zcopy);
+	unsigned int route;
+
+	if (!mode || (m->fin != XIW_FIN_SQ && m->fin != XIW_FIN_IRQ) ||
+	    !xiw_tx_by_ref_ok(m))
 		return;
-	m->splice = true;
-	xiw_count_tx_zcopy(qp, m->len);
+	route = xiw_tx_route(qp->wire.sock->sk);
+	if (qp->tx->zc_ctx && (mode >= 2 || (route & XIW_ROUTE_OUT)) &&
+	    xiw_tx_zc_take(qp, m)) {
+		xiw_count_tx_zcopy(qp, m->len);
+		return;
+	}
+	/* Not zero-copy: a Read Response may still go by reference. */
+	if (XIW_TX_BY_REF && m->fin == XIW_FIN_IRQ && (route & XIW_ROUTE_REF)) {
+		m->splice = true;
+		xiw_count_tx_zcopy(qp, m->len);
+	}
 }
 
 /* Callbacks still to come must not reach the QP any more. */
