@@ -420,13 +420,18 @@ static int xiw_tx_sendpages(struct socket *sock, struct iov_iter *it,
 	release_sock(sk);
 	return sent ?: rv;
 }
-#else
-static int xiw_tx_sendpages(struct socket *sock, struct iov_iter *it,
-			    int flags)
-{
-	return -EOPNOTSUPP;
-}
 #endif
+
+/* One call into TCP with what is left of the batch. */
+static int xiw_tx_send(struct socket *sock, struct xiw_tx *tx)
+{
+#if XIW_TX_SENDPAGE
+	if (tx->batch_splice)
+		return xiw_tx_sendpages(sock, &tx->mh.msg_iter,
+					tx->mh.msg_flags);
+#endif
+	return sock_sendmsg(sock, &tx->mh);
+}
 
 /*
  * Hand the built batch to TCP. Returns 0 when all of it went, -EAGAIN
@@ -442,11 +447,7 @@ int xiw_tx_push(struct xiw_qp *qp, bool more)
 				   (more || !tx->batch_ends_msg ? MSG_MORE : 0) |
 				   (tx->mh.msg_ubuf ? MSG_ZEROCOPY : 0) |
 				   (tx->batch_splice ? XIW_MSG_SPLICE_PAGES : 0);
-		if (XIW_TX_SENDPAGE && tx->batch_splice)
-			rv = xiw_tx_sendpages(qp->wire.sock, &tx->mh.msg_iter,
-					      tx->mh.msg_flags);
-		else
-			rv = sock_sendmsg(qp->wire.sock, &tx->mh);
+		rv = xiw_tx_send(qp->wire.sock, tx);
 		if (rv == -EAGAIN)
 			return -EAGAIN;
 		if (rv < 0)
