@@ -3141,19 +3141,30 @@ TEST_F(zcopy, disconnect_with_writes_in_flight)
  * reads from must then deregister cleanly: the reference the Response
  * held is dropped once, not once by the message and again with the
  * emptied inbound Read queue (a refcount warning, fatal in the VM).
+ * With tx_zcopy=2 the Response goes zero-copy (a ubuf_info); with 1 it
+ * goes by reference without one (lo gathers and checksums, but does not
+ * leave the host). Either way it counts in tx_zcopy_messages.
  */
-TEST_F(zcopy, disconnect_during_read_response)
+static void xz_cut_response(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(zcopy) *self, int zcopy)
 {
+	const char *ib = self->link.ibdev;
+	long long m0;
 	struct ibv_wc wc;
 
 	if (xz_netem("delay 200ms"))
 		SKIP(return, "no netem on lo");
+	ASSERT_EQ(0, xz_param("tx_zcopy", zcopy));
+	m0 = xr_port_counter(ib, "tx_zcopy_messages");
+	ASSERT_LE(0, m0);
 	xr_fill(self->s->buf, XZ_HALF, self->seed);
 	ASSERT_EQ(0, xr_post(self->c, IBV_WR_RDMA_READ, 0x4d, XZ_HALF,
 			     XZ_HALF, 0, self->s, 0));
 	usleep(700 * 1000);
 	ASSERT_EQ(0, xr_poll(self->c->cq, &wc, 1, 0))
 		TH_LOG("the Read completed already: the test proves nothing");
+	ASSERT_EQ(m0 + 1, xr_port_counter(ib, "tx_zcopy_messages"))
+		TH_LOG("the Response did not go by reference");
 	ASSERT_EQ(0, rdma_disconnect(self->c->id));
 	ASSERT_EQ(1, xr_poll(self->c->cq, &wc, 1, 3 * XR_WAIT_MS));
 	ASSERT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
@@ -3161,6 +3172,16 @@ TEST_F(zcopy, disconnect_during_read_response)
 			       RDMA_CM_EVENT_DISCONNECTED, 3 * XR_WAIT_MS, NULL));
 	ASSERT_EQ(0, ibv_dereg_mr(self->s->mr));
 	self->s->mr = NULL;
+}
+
+TEST_F(zcopy, disconnect_during_read_response)
+{
+	xz_cut_response(_metadata, self, 2);
+}
+
+TEST_F(zcopy, disconnect_during_read_response_by_ref)
+{
+	xz_cut_response(_metadata, self, 1);
 }
 
 /*
