@@ -9,6 +9,8 @@
 #   make module-at  xiw.ko for another kernel (AT_KDIR), in AT_OUT
 #   make run      set-up, build, boot a VM and show xiw0 at work
 #   make bench    set-up, build, perftest xiw vs siw vs TCP in a VM
+#   make bench-ab BASE=REV  make bench on REV and on this tree in turn,
+#                 then the two compared
 #   make fuzz    the long hostile-input campaign against xiw in a VM
 #   make soak    teardown under traffic, 100 rounds each, on the debug
 #                 kernel (it must be built: make check-debug)
@@ -37,7 +39,7 @@ SELFTEST_LIBS := -libverbs -lrdmacm -lpthread
 # xiw_fabric drives the device through libfabric (libfabric-dev).
 $(BUILD)/selftests/xiw_fabric: SELFTEST_LIBS += -lfabric
 
-.PHONY: all module provider selftests install check run bench tcg-prof lat-trace tcg-prof-plugin clean setup fuzz fuzz-codec \
+.PHONY: all module provider selftests install check run bench bench-ab tcg-prof lat-trace tcg-prof-plugin clean setup fuzz fuzz-codec \
 	check-debug module-debug module-at deb check-deb soak
 
 all: module provider selftests
@@ -100,6 +102,10 @@ run:
 
 bench:
 	scripts/bench.sh
+
+# A change against BASE, make bench on each in turn (scripts/bench-ab.sh).
+bench-ab:
+	scripts/bench-ab.sh "$(BASE)"
 
 # Instructions per latency round trip, xiw against siw (a TCG plugin).
 tcg-prof:

@@ -337,5 +337,88 @@ class NotApplicable(unittest.TestCase):
         self.assertFalse(any("note" in l for l in lines))
 
 
+class Ab(unittest.TestCase):
+    """make bench-ab's comparison of two trees."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def put(self, name, rows):
+        path = tsv(rows)
+        os.replace(path, os.path.join(self.dir.name, name))
+
+    def rows_of(self, lines, test, what):
+        return [ln.split() for ln in lines
+                if ln.split()[:1] == [test] and ln.split()[2:3] == [what]]
+
+    def test_round_ratios_and_change_over_base(self):
+        # base: xiwnc/siw per round 1.0, 2.0 (file 1), 3.0 (file 2)
+        self.put("base-1.tsv", [row(1, "xiwnc", "w", 1.0),
+                                row(1, "siw", "w", 1.0),
+                                row(2, "xiwnc", "w", 4.0),
+                                row(2, "siw", "w", 2.0)])
+        self.put("base-2.tsv", [row(1, "xiwnc", "w", 3.0),
+                                row(1, "siw", "w", 1.0),
+                                row(1, "tcp", "tcp", 9.0)])
+        # change: 3.0 and 5.0 (median 4.0)
+        self.put("change-1.tsv", [row(1, "xiwnc", "w", 3.0),
+                                  row(1, "siw", "w", 1.0),
+                                  row(2, "xiwnc", "w", 5.0),
+                                  row(2, "siw", "w", 1.0)])
+        self.put("notes.txt", [])       # not a run: ignored
+        lines, ok = br.ab(self.dir.name)
+        self.assertTrue(ok)
+        self.assertIn("make bench-ab: 2 run(s) of the base tree, 1 of"
+                      " the change, alternately", lines)
+        r = self.rows_of(lines, "w", "xiwnc/siw")
+        self.assertEqual(r, [["w", "ratio", "xiwnc/siw", "2.00", "(3)",
+                              "4.00", "(2)", "2.00"]])
+        # The ratio of medians would differ: base xiwnc 3.0 / siw 1.0.
+        d = self.rows_of(lines, "w", "xiwnc")
+        self.assertEqual(d, [["w", "Gb/s", "xiwnc", "3.00", "[1.00-4.00]",
+                              "4.00", "[3.00-5.00]", "1.33"]])
+        self.assertEqual(self.rows_of(lines, "w", "xiw/siwcrc"), [])
+        self.assertFalse(any(ln.startswith("tcp") for ln in lines))
+
+    def test_a_failed_xiw_run_is_reported_and_fails(self):
+        self.put("base-1.tsv", [row(1, "xiw", "w", 1.0),
+                                row(1, "siwcrc", "w", 1.0)])
+        self.put("change-1.tsv", [row(1, "xiw", "w", "fail"),
+                                  row(1, "siwcrc", "w", "fail")])
+        lines, ok = br.ab(self.dir.name)
+        self.assertFalse(ok)
+        self.assertIn("note: failed: change-1.tsv xiw w round 1", lines)
+        # siwcrc's failure is no xiw failure; the change has no ratio.
+        self.assertEqual(sum("failed" in ln for ln in lines), 1)
+        self.assertEqual(self.rows_of(lines, "w", "xiw/siwcrc"),
+                         [["w", "ratio", "xiw/siwcrc", "1.00", "(1)", "-",
+                           "-"]])
+
+    def test_a_side_without_runs_fails(self):
+        self.put("change-1.tsv", [row(1, "xiw", "w", 1.0)])
+        lines, ok = br.ab(self.dir.name)
+        self.assertFalse(ok)
+        self.assertIn("note: no base-N.tsv in " + self.dir.name, lines)
+
+    def test_latency_rows(self):
+        for side, x in (("base", 30.0), ("change", 24.0)):
+            self.put(side + "-1.tsv", [row(1, "xiwnc", "l", x, "lat"),
+                                       row(1, "siw", "l", 20.0, "lat")])
+        lines, ok = br.ab(self.dir.name)
+        self.assertTrue(ok)
+        self.assertEqual(self.rows_of(lines, "l", "xiwnc/siw")[0][3:],
+                         ["1.50", "(1)", "1.20", "(1)", "0.8"])
+        self.assertEqual(self.rows_of(lines, "l", "siw")[0][1], "usec")
+
+    def test_main_exit_status(self):
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(br.main(["x", "ab", self.dir.name]), 1)
+        with contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(br.main(["x", "ab", self.dir.name + "/no"]), 1)
+
+
 if __name__ == "__main__":
     unittest.main()

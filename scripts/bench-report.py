@@ -13,6 +13,9 @@
   bench-report.py connscale KEY FILE         print xiw-connscale's KEY
                                              (e.g. kmem_per_conn_kib)
   bench-report.py table RESULTS.TSV [DEVS]   print the table of medians
+  bench-report.py ab DIR                     compare two trees from the
+                                             runs make bench-ab left in
+                                             DIR (base-N.tsv, change-N.tsv)
 
 perftest converts its time stamps (TSC cycles) to seconds with a CPU
 frequency it estimates at start-up; under emulation that estimate is often
@@ -36,6 +39,7 @@ atomics) shows as n/a and is no failure.
 """
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -312,6 +316,104 @@ def table(path, devices=None):
     return out, xiw_failed
 
 
+# Each xiw configuration against the siw with the same CRC setting, then
+# xiw's default against siw's.
+AB_PAIRS = (("xiwnc", "siw"), ("xiw", "siwcrc"), ("xiw", "siw"))
+AB_SIDES = ("base", "change")
+
+
+def ab(directory):
+    """Two trees compared from make bench-ab's runs in DIRECTORY: every
+    base-N.tsv and change-N.tsv there. For each test, each device's
+    median over every round of a side, and each xiw configuration's
+    ratio to its siw taken round by round (the same guest, the same
+    minute: the host's drift cancels) and then the median of those.
+    change/base compares the sides. Returns (lines, ok): ok is false if
+    a side has no run or any run of xiw or xiwnc failed."""
+    rounds = {side: {} for side in AB_SIDES}   # (file, round) -> rows
+    files = {side: 0 for side in AB_SIDES}
+    tests, units = [], {}
+    failed = []
+    for name in sorted(os.listdir(directory)):
+        m = re.fullmatch(r"(base|change)-(\d+)\.tsv", name)
+        if not m:
+            continue
+        side = m.group(1)
+        files[side] += 1
+        for r in read_results(os.path.join(directory, name)):
+            if r["test"] == "tcp":
+                continue
+            if r["test"] not in tests:
+                tests.append(r["test"])
+            units[r["test"]] = r["unit"]
+            if r["status"] != "ok":
+                if r["status"] != "n/a" and r["device"] in ("xiw", "xiwnc"):
+                    failed.append("%s %s %s round %s" % (
+                        name, r["device"], r["test"], r["round"]))
+                continue
+            key = (name, r["round"])
+            rounds[side].setdefault(key, {}).setdefault(
+                r["test"], {})[r["device"]] = float(r["value"])
+
+    def values(side, test, dev):
+        return [v[test][dev] for v in rounds[side].values()
+                if dev in v.get(test, {})]
+
+    def ratios(side, test, a, b):
+        return [v[test][a] / v[test][b] for v in rounds[side].values()
+                if a in v.get(test, {}) and b in v.get(test, {}) and
+                v[test][b] > 0]
+
+    def med(xs):
+        return statistics.median(xs) if xs else None
+
+    devices = [d for d in ("xiw", "xiwnc", "siw", "siwcrc")
+               if any(values(s, t, d) for s in AB_SIDES for t in tests)]
+    pairs = [p for p in AB_PAIRS if p[0] in devices and p[1] in devices]
+    head = ["test", "unit", "what", "base", "change", "change/base"]
+    body = []
+    for test in tests:
+        for a, b in pairs:
+            r = [ratios(s, test, a, b) for s in AB_SIDES]
+            if not any(r):
+                continue
+            m = [med(x) for x in r]
+            body.append([test, "ratio", "%s/%s" % (a, b)] +
+                        ["%s (%d)" % (fmt(v), len(x)) if x else "-"
+                         for v, x in zip(m, r)] + [fmt(ratio(m[1], m[0]))])
+        for d in devices:
+            v = [values(s, test, d) for s in AB_SIDES]
+            if not any(v):
+                continue
+            m = [med(x) for x in v]
+            body.append([test, units[test], d] +
+                        ["%s [%s-%s]" % (fmt(mm), fmt(min(x)), fmt(max(x)))
+                         if x else "-" for mm, x in zip(m, v)] +
+                        [fmt(ratio(m[1], m[0]))])
+    out = ["make bench-ab: %d run(s) of the base tree, %d of the change,"
+           " alternately" % (files["base"], files["change"]),
+           "ratio rows: the median of the rounds' own ratios (their count"
+           " in brackets);",
+           "device rows: the median over every round [lowest-highest];",
+           "change/base > 1 means the change measured more: better for"
+           " bandwidth and rate, worse for latency, connection time and"
+           " memory.",
+           ""]
+    widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
+    line = lambda cells: "  ".join(  # noqa: E731
+        str(c).ljust(w) if i < 3 else str(c).rjust(w)
+        for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    out.append(line(head))
+    out.append(line(["-" * w for w in widths]))
+    out += [line(c) for c in body]
+    ok = not failed and all(files.values())
+    for side in AB_SIDES:
+        if not files[side]:
+            out.append("note: no %s-N.tsv in %s" % (side, directory))
+    out += ["note: failed: " + f for f in failed]
+    return out, ok
+
+
 def main(argv):
     try:
         if (len(argv) in (4, 5) and argv[1] == "perftest" and
@@ -346,6 +448,14 @@ def main(argv):
         lines, xiw_failed = table(argv[2], devices)
         print("\n".join(lines))
         return 1 if xiw_failed else 0
+    if len(argv) == 3 and argv[1] == "ab":
+        try:
+            lines, ok = ab(argv[2])
+        except OSError as e:
+            print(e, file=sys.stderr)
+            return 1
+        print("\n".join(lines))
+        return 0 if ok else 1
     print(__doc__.strip(), file=sys.stderr)
     return 2
 

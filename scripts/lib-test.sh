@@ -3,7 +3,8 @@
 #
 # Host test of the kernel-log verdict of scripts/lib.sh (xiw_klog_scan),
 # of scripts/check.sh's reading of TAP (check.sh --parse) and of the
-# guest's module check (xiw_ko_for): each case is an input and what the
+# guest's module check (xiw_ko_for), and of bench-ab.sh's refusals of
+# what it cannot compare: each case is an input and what the
 # verdict must be. scripts/testdata/klog-siw-lockdep.txt
 # is the known siw report as a debug-kernel guest logged it. Prints TAP;
 # exits non-zero if any case fails. make check runs it.
@@ -207,6 +208,29 @@ else
 	not_ok "xiw_ko_for: test module" "$tmp/out"
 fi
 case_ko "no module" "$tmp/none.ko" 6.1.0-57-amd64 1 '^no xiw.ko with a vermagic at '
+
+# make bench-ab refuses what it cannot compare before it builds or
+# checks anything out: exit 2 and why.
+case_ab() {	# case_ab NAME WANT-REGEX ENV... -- ARGS...
+	local name=$1 re=$2 rc=0
+	shift 2
+	local envs=()
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	env "${envs[@]}" "$here/bench-ab.sh" "$@" > "$tmp/out" 2>&1 || rc=$?
+	if [ "$rc" -eq 2 ] && grep -q -E -e "$re" "$tmp/out" &&
+	   ! [ -e "$here/../build/bench-ab/base-tree" ]; then
+		ok "$name"
+	else
+		echo "want exit 2 and /$re/, got $rc" >> "$tmp/out"
+		not_ok "$name" "$tmp/out"
+	fi
+}
+case_ab "bench-ab: no base" '^usage: ' -- 
+case_ab "bench-ab: no pairs" '^usage: ' AB_PAIRS=0 -- HEAD
+case_ab "bench-ab: pairs not a number" '^usage: ' AB_PAIRS=x -- HEAD
+case_ab "bench-ab: no such revision" 'no-such-rev-x is no commit' \
+	-- no-such-rev-x
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
