@@ -38,7 +38,7 @@ git worktree remove --force "$tree" > /dev/null 2>&1 || true
 git worktree prune
 rm -rf "$out"
 mkdir -p "$out"
-git worktree add --detach "$tree" "$rev" > /dev/null
+git worktree add --quiet --detach "$tree" "$rev"
 trap 'git worktree remove --force "$tree" > /dev/null 2>&1 || true' EXIT
 echo "== bench-ab: base $(git rev-parse --short "$rev"), change" \
 	"$(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' with edits')," \
