@@ -422,7 +422,7 @@ static int xiw_tx_sendpages(struct socket *sock, struct iov_iter *it,
 }
 #endif
 
-/* One call into TCP with what is left of the batch. */
+/* Hand TCP what is left of the batch: one sendmsg, or sendpages. */
 static int xiw_tx_send(struct socket *sock, struct xiw_tx *tx)
 {
 #if XIW_TX_SENDPAGE

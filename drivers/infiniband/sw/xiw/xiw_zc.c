@@ -46,7 +46,7 @@
 static uint tx_zcopy = 1;
 module_param(tx_zcopy, uint, 0644);
 MODULE_PARM_DESC(tx_zcopy,
-		 "Zero-copy transmit of large messages from user memory: 0 off, 1 on routes that leave the host through a device with checksum offload (default), 2 on every route; with 1, Read Responses by reference on loopback too");
+		 "Zero-copy transmit of large messages from user memory: 0 off, 1 on routes that leave the host through a device with checksum offload (default), 2 (or more) on every route; with 1, Read Responses by reference on loopback too");
 
 static uint tx_zcopy_min = 16384;
 module_param(tx_zcopy_min, uint, 0644);
@@ -197,14 +197,14 @@ static bool xiw_tx_zc_take(struct xiw_qp *qp, struct xiw_txmsg *m)
 
 /*
  * How does the message just taken reach TCP: zero-copy, by reference
- * or copied? One look at the route decides.
+ * or copied? At most one look at the route decides.
  *
- * Zero-copy (a ubuf_info) with tx_zcopy=2, or with 1 on a route out of
- * the host; not a Write with Immediate, whose completion rides on the
- * Immediate Data message after it.
+ * Zero-copy (a ubuf_info) with tx_zcopy=2 (or more), or with 1 on a
+ * route out of the host; not a Write with Immediate, whose completion
+ * rides on the Immediate Data message after it.
  *
  * Otherwise a Read Response goes by reference without a ubuf_info
- * (MSG_SPLICE_PAGES, or sendpage before 6.5: xiw_tx_push()) on any
+ * (MSG_SPLICE_PAGES, or sendpage before 6.5: xiw_tx_send()) on any
  * route whose device gathers and checksums, loopback included. Nothing
  * waits for its skbs to let go: the Read completes at the requester,
  * once every byte arrived, so no later rewrite of the source can reach
@@ -219,23 +219,27 @@ static bool xiw_tx_zc_take(struct xiw_qp *qp, struct xiw_txmsg *m)
  */
 void xiw_tx_ref_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 {
-	uint mode = READ_ONCE(tx_zcopy);
-	unsigned int route;
+	unsigned int mode = READ_ONCE(tx_zcopy), route = 0;
+	bool resp = XIW_TX_BY_REF && m->fin == XIW_FIN_IRQ;
+	bool zc = qp->tx->zc_ctx;
 
 	if (!mode || (m->fin != XIW_FIN_SQ && m->fin != XIW_FIN_IRQ) ||
 	    !xiw_tx_by_ref_ok(m))
 		return;
-	route = xiw_tx_route(qp->wire.sock->sk);
-	if (qp->tx->zc_ctx && (mode >= 2 || (route & XIW_ROUTE_OUT)) &&
-	    xiw_tx_zc_take(qp, m)) {
-		xiw_count_tx_zcopy(qp, m->len);
-		return;
-	}
+	if (zc && mode >= 2 && xiw_tx_zc_take(qp, m))
+		goto taken;
+	/* The route, where it decides. */
+	if ((zc && mode == 1) || resp)
+		route = xiw_tx_route(qp->wire.sock->sk);
+	if (zc && mode == 1 && (route & XIW_ROUTE_OUT) &&
+	    xiw_tx_zc_take(qp, m))
+		goto taken;
 	/* Not zero-copy: a Read Response may still go by reference. */
-	if (XIW_TX_BY_REF && m->fin == XIW_FIN_IRQ && (route & XIW_ROUTE_REF)) {
-		m->splice = true;
-		xiw_count_tx_zcopy(qp, m->len);
-	}
+	if (!resp || !(route & XIW_ROUTE_REF))
+		return;
+	m->splice = true;
+taken:
+	xiw_count_tx_zcopy(qp, m->len);
 }
 
 /* Callbacks still to come must not reach the QP any more. */
