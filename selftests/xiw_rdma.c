@@ -2789,6 +2789,25 @@ static long xz_module_refs(void)
 	return atol(buf);
 }
 
+/*
+ * The module's reference count once unchanged for half a second (an
+ * earlier test's zero-copy skbs may still be letting go), or -1 if it
+ * does not settle within ten seconds.
+ */
+static long xz_module_refs_settled(void)
+{
+	long r = xz_module_refs(), n;
+	int i, stable = 0;
+
+	for (i = 0; i < 100 && stable < 5; i++) {
+		usleep(100 * 1000);
+		n = xz_module_refs();
+		stable = n == r ? stable + 1 : 0;
+		r = n;
+	}
+	return stable >= 5 ? r : -1;
+}
+
 /* A counter of Tcp: in /proc/net/snmp; -1 if not found. */
 static long long xz_tcp_stat(const char *name)
 {
@@ -3143,17 +3162,20 @@ TEST_F(zcopy, disconnect_with_writes_in_flight)
  * emptied inbound Read queue (a refcount warning, fatal in the VM).
  * With tx_zcopy=2 the Response goes zero-copy (a ubuf_info); with 1 it
  * goes by reference without one (lo gathers and checksums, but does not
- * leave the host). Either way it counts in tx_zcopy_messages.
+ * leave the host). Either way it counts in tx_zcopy_messages; only a
+ * zero-copy message holds a reference to the module while in flight.
  */
 static void xz_cut_response(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(zcopy) *self, int zcopy)
 {
 	const char *ib = self->link.ibdev;
+	long refs0 = xz_module_refs_settled();
 	long long m0;
 	struct ibv_wc wc;
 
 	if (xz_netem("delay 200ms"))
 		SKIP(return, "no netem on lo");
+	ASSERT_LE(0, refs0) TH_LOG("the module's references did not settle");
 	ASSERT_EQ(0, xz_param("tx_zcopy", zcopy));
 	m0 = xr_port_counter(ib, "tx_zcopy_messages");
 	ASSERT_LE(0, m0);
@@ -3165,6 +3187,9 @@ static void xz_cut_response(struct __test_metadata *_metadata,
 		TH_LOG("the Read completed already: the test proves nothing");
 	ASSERT_EQ(m0 + 1, xr_port_counter(ib, "tx_zcopy_messages"))
 		TH_LOG("the Response did not go by reference");
+	ASSERT_EQ(refs0 + (zcopy == 2), xz_module_refs())
+		TH_LOG("zero-copy (a module reference) %s",
+		       zcopy == 2 ? "expected" : "not expected");
 	ASSERT_EQ(0, rdma_disconnect(self->c->id));
 	ASSERT_EQ(1, xr_poll(self->c->cq, &wc, 1, 3 * XR_WAIT_MS));
 	ASSERT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status) TH_LOG("%s", xr_wc_str(&wc));
