@@ -33,15 +33,15 @@ rev=$(git rev-parse --verify --quiet "$base^{commit}") || {
 
 out=build/bench-ab
 tree=$out/base-tree
-# A worktree an interrupted run left behind.
+# A worktree an interrupted run left behind, registered or not.
 git worktree remove --force "$tree" > /dev/null 2>&1 || true
-git worktree prune
 rm -rf "$out"
+git worktree prune
 mkdir -p "$out"
 git worktree add --quiet --detach "$tree" "$rev"
 trap 'git worktree remove --force "$tree" > /dev/null 2>&1 || true' EXIT
 echo "== bench-ab: base $(git rev-parse --short "$rev"), change" \
-	"$(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' with edits')," \
+	"$(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' with edits to tracked files')," \
 	"$pairs pair(s)"
 
 failed=0
@@ -49,6 +49,9 @@ one() {		# one SIDE N: a make bench of SIDE, its results kept
 	local side=$1 n=$2 dir=. rc=0 t0
 	[ "$side" = base ] && dir=$tree
 	t0=$(date +%s)
+	# bench.sh empties build/bench only after its builds: a run that
+	# fails before then must not leave an older run's results.
+	rm -f "$dir/build/bench/results.tsv"
 	(cd "$dir" && make bench) > "$out/$side-$n.log" 2>&1 || rc=$?
 	if [ -s "$dir/build/bench/results.tsv" ]; then
 		cp "$dir/build/bench/results.tsv" "$out/$side-$n.tsv"
