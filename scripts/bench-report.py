@@ -212,6 +212,19 @@ def read_results(path):
     return rows
 
 
+def columns(head, body, left):
+    """HEAD, a rule and the BODY rows as aligned lines: the first LEFT
+    columns to the left, the others to the right."""
+    widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
+
+    def line(cells):
+        return "  ".join(
+            str(c).ljust(w) if i < left else str(c).rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return [line(head), line(["-" * w for w in widths])] + \
+        [line(c) for c in body]
+
+
 def table(path, devices=None):
     """The summary table as a list of lines, and whether xiw failed
     (a run of xiw or of xiwnc)."""
@@ -303,13 +316,7 @@ def table(path, devices=None):
            "fail: at least one run failed or timed out (never a number);"
            " n/a: the device cannot run it.",
            ""]
-    widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
-    line = lambda cells: "  ".join(  # noqa: E731
-        str(c).ljust(w) if i == 0 else str(c).rjust(w)
-        for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-    out.append(line(head))
-    out.append(line(["-" * w for w in widths]))
-    out += [line(c) for c in body]
+    out += columns(head, body, 1)
     if notes:
         out.append("")
         out += ["note: " + n for n in notes]
@@ -330,7 +337,8 @@ def ab(directory):
     minute: the host's drift cancels) and then the median of those.
     change/base compares the sides. Returns (lines, ok): ok is false if
     a side has no run or any run of xiw or xiwnc failed."""
-    rounds = {side: {} for side in AB_SIDES}   # (file, round) -> rows
+    # (file, round) -> test -> device -> value, for each side
+    rounds = {side: {} for side in AB_SIDES}
     files = {side: 0 for side in AB_SIDES}
     tests, units = [], {}
     failed = []
@@ -399,13 +407,7 @@ def ab(directory):
            " bandwidth and rate, worse for latency, connection time and"
            " memory.",
            ""]
-    widths = [max(len(str(c)) for c in col) for col in zip(head, *body)]
-    line = lambda cells: "  ".join(  # noqa: E731
-        str(c).ljust(w) if i < 3 else str(c).rjust(w)
-        for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-    out.append(line(head))
-    out.append(line(["-" * w for w in widths]))
-    out += [line(c) for c in body]
+    out += columns(head, body, 3)
     ok = not failed and all(files.values())
     for side in AB_SIDES:
         if not files[side]:
