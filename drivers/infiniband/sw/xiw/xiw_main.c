@@ -33,6 +33,7 @@ static void __exit xiw_exit(void)
 	xiw_dev_exit();
 	xiw_cm_exit();
 	xiw_tx_sets_free();
+	xiw_tx_own_pages_free();
 	xiw_fault_exit();
 }
 

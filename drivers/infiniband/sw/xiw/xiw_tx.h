@@ -65,7 +65,8 @@ struct xiw_txmsg {
 	u8 hdr[IWARP_MAX_HDR];	/* template, in wire order */
 	u32 hdr_len;		/* including the MPA length field */
 	bool tagged;
-	bool splice;		/* a Read Response sent by reference */
+	bool splice;		/* sent by reference, without a ubuf */
+	bool own;		/* copied into pages of xiw's own (splice) */
 	u64 to;			/* tagged: TO of the first byte */
 	u32 len, sent;
 	enum xiw_src src;
@@ -188,5 +189,6 @@ void xiw_tx_ref_begin(struct xiw_qp *qp, struct xiw_txmsg *m);
 void xiw_tx_zc_detach(struct xiw_tx *tx);
 int xiw_tx_pin(struct xiw_tx *tx, const struct bio_vec *bv, int n);
 u8 *xiw_tx_zpage(struct xiw_tx *tx);
+struct page *xiw_tx_own_page(void);
 
 #endif /* XIW_TX_H */

@@ -237,6 +237,72 @@ static int xiw_tx_copy_payload(struct xiw_tx *tx, u32 off, u32 len, u8 *dst)
 }
 
 /*
+ * The message's bytes [off, off + len) copied into pages of our own
+ * (xiw_tx_own_page()), each referenced by the batch until TCP has it,
+ * and appended to the batch at *nbv as xiw_tx_emit() does. The pages
+ * are taken before the source is looked at: its pages may be used only
+ * in an RCU section, which must not sleep. Returns 0, -E2BIG when the
+ * batch has no room left, -ENOMEM when no page can be had, or another
+ * negative errno for a source that cannot be described.
+ */
+static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
+			      int *nbv, int max, u32 fpdu)
+{
+	struct xiw_tx *tx = qp->tx;
+	u32 npg = DIV_ROUND_UP(len, PAGE_SIZE), first = tx->npinned;
+	struct bio_vec *src = tx->piece, b;
+	u32 i, s = 0, soff = 0;
+	int n, rv;
+
+	if (tx->npinned + npg > tx->cap)
+		return -E2BIG;
+	for (i = 0; i < npg; i++) {
+		struct page *page = xiw_tx_own_page();
+
+		if (!page)
+			return -ENOMEM;
+		tx->pinned[tx->npinned++] = page;
+	}
+	rcu_read_lock();
+	n = xiw_tx_sge_pieces(tx, off, len, src, XIW_TX_BVECS, false);
+	for (i = 0; n > 0 && i < npg; i++) {
+		u8 *dst = page_address(tx->pinned[first + i]);
+		u32 l = min_t(u32, len - i * PAGE_SIZE, PAGE_SIZE), done = 0;
+
+		while (done < l) {
+			u32 c = min(l - done, src[s].bv_len - soff);
+
+			memcpy_from_page(dst + done, src[s].bv_page,
+					 src[s].bv_offset + soff, c);
+			done += c;
+			soff += c;
+			if (soff == src[s].bv_len) {
+				s++;
+				soff = 0;
+			}
+		}
+	}
+	rcu_read_unlock();
+	if (n < 0)
+		return n;
+	for (i = 0; i < npg; i++) {
+		bvec_set_page(&b, tx->pinned[first + i],
+			      min_t(u32, len - i * PAGE_SIZE, PAGE_SIZE), 0);
+		rv = xiw_tx_emit(qp, &b, 1, nbv, max, fpdu);
+		if (rv)
+			return rv;
+	}
+	return 0;
+}
+
+/* Let go of the batch's references from the n-th on. */
+static void xiw_tx_unpin_to(struct xiw_tx *tx, u32 n)
+{
+	while (tx->npinned > n)
+		put_page(tx->pinned[--tx->npinned]);
+}
+
+/*
  * The rest of the message as one FPDU, whole in the header room: header,
  * payload, pad and CRC copied together and handed to TCP as one piece.
  * For the small messages latency is made of (a short Send or Write, a
@@ -293,8 +359,9 @@ int xiw_tx_build(struct xiw_qp *qp)
 	int max = mrk ? XIW_TX_BVECS_MRK : XIW_TX_BVECS;
 	u32 room = xiw_tx_room(qp, m->hdr_len);
 	u32 spos0 = tx->spos;
-	u8 *hroom = NULL;
-	int nbv = 0, f;
+	u8 *hroom;
+	int nbv, f;
+	bool own;
 
 	if (max > tx->cap)	/* markers without their arrays: cannot be */
 		return -ENOSPC;
@@ -304,8 +371,13 @@ int xiw_tx_build(struct xiw_qp *qp)
 		if (rv <= 0)
 			return rv;
 	}
+again:
+	nbv = 0;
+	hroom = NULL;
 	if (m->zc || m->splice)
 		hroom = xiw_tx_zpage(tx);
+	/* Without a header page the batch is copied: no need for ours. */
+	own = m->own && hroom;
 	tx->bmrk = tx->mrk;
 	if (hroom)
 		tx->bmrk = (struct mpa_marker *)(hroom + XIW_TX_FPDUS *
@@ -318,6 +390,7 @@ int xiw_tx_build(struct xiw_qp *qp)
 		u32 chunk = min(m->len - m->sent, room);
 		bool last = m->sent + chunk == m->len;
 		u32 spos = tx->spos, nmrk = tx->nmrk, fpdu = tx->spos;
+		u32 npin = tx->npinned;
 		int first_bv = nbv, rv;
 		u8 *trailer;
 		u32 pad, crc;
@@ -329,12 +402,31 @@ int xiw_tx_build(struct xiw_qp *qp)
 		if (mrk && !xiw_mpa_to_marker(fpdu))
 			fpdu += MPA_MARKER_LEN;
 		rv = xiw_tx_emit_kaddr(qp, h, m->hdr_len, &nbv, max, fpdu);
-		if (!rv && chunk) {
+		if (!rv && chunk && own) {
+			rv = xiw_tx_own_payload(qp, m->sent, chunk, &nbv, max,
+						fpdu);
+		} else if (!rv && chunk) {
 			rv = xiw_tx_payload(tx, m->sent, chunk, tx->piece,
 					    XIW_TX_BVECS);
 			if (rv >= 0)
 				rv = xiw_tx_emit(qp, tx->piece, rv, &nbv, max,
 						 fpdu);
+		}
+		if (rv == -ENOMEM && own) {
+			/*
+			 * No page of ours: TCP copies the rest of the
+			 * message, from this FPDU on (the next batch, or
+			 * this one built again).
+			 */
+			m->own = false;
+			m->splice = false;
+			if (!f) {
+				tx->spos = spos0;
+				tx->nmrk = 0;
+				xiw_tx_unpin(tx);
+				goto again;
+			}
+			rv = -E2BIG;
 		}
 		trailer = h + m->hdr_len;
 		memset(trailer, 0, pad + MPA_CRC_LEN);
@@ -360,6 +452,7 @@ int xiw_tx_build(struct xiw_qp *qp)
 			nbv = first_bv;
 			tx->spos = spos;
 			tx->nmrk = nmrk;
+			xiw_tx_unpin_to(tx, npin);
 			break;
 		}
 		if (rv < 0) {

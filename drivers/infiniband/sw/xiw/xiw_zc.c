@@ -53,6 +53,11 @@ module_param(tx_zcopy_min, uint, 0644);
 MODULE_PARM_DESC(tx_zcopy_min,
 		 "Smallest message sent zero-copy, in bytes (default 16384)");
 
+static bool tx_own_pages = true;
+module_param(tx_own_pages, bool, 0644);
+MODULE_PARM_DESC(tx_own_pages,
+		 "Copy a message of at least tx_zcopy_min bytes that does not go zero-copy into pages xiw reuses, which TCP then references, rather than have TCP copy it into pages it allocates (default on)");
+
 /* Let go of the batch's references to user pages. */
 void xiw_tx_unpin(struct xiw_tx *tx)
 {
@@ -221,23 +226,31 @@ void xiw_tx_ref_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 {
 	unsigned int mode = READ_ONCE(tx_zcopy), route = 0;
 	bool resp = XIW_TX_BY_REF && m->fin == XIW_FIN_IRQ;
+	bool own = XIW_TX_BY_REF && READ_ONCE(tx_own_pages);
 	bool zc = qp->tx->zc_ctx;
 
-	if (!mode || (m->fin != XIW_FIN_SQ && m->fin != XIW_FIN_IRQ) ||
+	if ((!mode && !own) ||
+	    (m->fin != XIW_FIN_SQ && m->fin != XIW_FIN_IRQ) ||
 	    !xiw_tx_by_ref_ok(m))
 		return;
 	if (zc && mode >= 2 && xiw_tx_zc_take(qp, m))
 		goto taken;
 	/* The route, where it decides. */
-	if ((zc && mode == 1) || resp)
+	if ((zc && mode == 1) || (mode && resp) || own)
 		route = xiw_tx_route(qp->wire.sock->sk);
 	if (zc && mode == 1 && (route & XIW_ROUTE_OUT) &&
 	    xiw_tx_zc_take(qp, m))
 		goto taken;
-	/* Not zero-copy: a Read Response may still go by reference. */
-	if (!resp || !(route & XIW_ROUTE_REF))
+	/* Not zero-copy: by reference, from its own pages or ours. */
+	if (!(route & XIW_ROUTE_REF))
 		return;
-	m->splice = true;
+	if (mode && resp) {
+		m->splice = true;
+		goto taken;
+	}
+	m->splice = own;
+	m->own = own;
+	return;
 taken:
 	xiw_count_tx_zcopy(qp, m->len);
 }
@@ -288,4 +301,76 @@ u8 *xiw_tx_zpage(struct xiw_tx *tx)
 	if (!tx->zpage && !xiw_fault(XIW_FAULT_ZC_PAGE))
 		tx->zpage = alloc_page(GFP_KERNEL);
 	return tx->zpage ? page_address(tx->zpage) : NULL;
+}
+
+/*
+ * Pages a copied message's payload goes to TCP in (tx_own_pages), so
+ * that TCP references them rather than copying into page fragments it
+ * allocates, which the kernel clears on allocation (init_on_alloc): a
+ * page allocated and cleared per 4 KiB of payload, which over the
+ * loopback cost about as much as the copy itself (performance.rst,
+ * twenty-fifth run). Each CPU keeps a ring of them; the next one is
+ * reused when its only reference is the ring's, that is when no skb
+ * holds it any more, and replaced by a fresh one otherwise, the busy
+ * one left to the skbs. Only transmit passes take pages, in process
+ * context, with preemption off while they look at the ring.
+ */
+#define XIW_OWN_PAGES	64
+
+struct xiw_own_ring {
+	struct page *page[XIW_OWN_PAGES];
+	unsigned int next;
+};
+
+static DEFINE_PER_CPU(struct xiw_own_ring, xiw_own_ring);
+
+/*
+ * A page to copy payload into, with a reference for the caller (the
+ * batch's, dropped once TCP has it: xiw_tx_unpin()); NULL if none can
+ * be had.
+ */
+struct page *xiw_tx_own_page(void)
+{
+	struct xiw_own_ring *r = get_cpu_ptr(&xiw_own_ring);
+	struct page *page = r->page[r->next], *old;
+
+	if (page && page_ref_count(page) == 1) {
+		get_page(page);
+		r->next = (r->next + 1) % XIW_OWN_PAGES;
+		put_cpu_ptr(&xiw_own_ring);
+		return page;
+	}
+	put_cpu_ptr(&xiw_own_ring);
+	if (xiw_fault(XIW_FAULT_TX_OWN_PAGE))
+		return NULL;
+	page = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+	if (!page)
+		return NULL;
+	get_page(page);
+	/* Into the slot now next on this CPU, which may be another. */
+	r = get_cpu_ptr(&xiw_own_ring);
+	old = r->page[r->next];
+	r->page[r->next] = page;
+	r->next = (r->next + 1) % XIW_OWN_PAGES;
+	put_cpu_ptr(&xiw_own_ring);
+	if (old)
+		put_page(old);
+	return page;
+}
+
+/* Module exit: the rings' references; skbs may hold theirs for a while. */
+void xiw_tx_own_pages_free(void)
+{
+	int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		struct xiw_own_ring *r = per_cpu_ptr(&xiw_own_ring, cpu);
+
+		for (i = 0; i < XIW_OWN_PAGES; i++) {
+			if (r->page[i])
+				put_page(r->page[i]);
+			r->page[i] = NULL;
+		}
+		r->next = 0;
+	}
 }
