@@ -97,10 +97,12 @@ xiw_guest_only() {	# xiw_guest_only WHO ENTRY-POINT
 # Inside the guest, for the commands that compare xiw with siw in one
 # guest: install xiw, put xiw0 on dummy netdev d0 (10.99.0.1) with its
 # MPA CRC off, as siw has it by default, and siw0 (this kernel's siw.ko,
-# from scripts/siw-build.sh) on d1 (10.99.1.1). Says what failed on
-# stdout.
-xiw_guest_xiw_siw() {
-	local i
+# from scripts/siw-build.sh) on d1 (10.99.1.1). With "crc", xiw keeps
+# its CRC on and siw0 comes from the siw build that requires CRC, so
+# that CRC-on is compared with CRC-on. Says what failed on stdout.
+xiw_guest_xiw_siw() {	# xiw_guest_xiw_siw [crc]
+	local i ko
+	ko=$XIW_REPO/build/siw/$(uname -r)/siw.ko
 	xiw_guest_install ib_core ib_uverbs iw_cm rdma_ucm dummy libcrc32c ||
 		return 1
 	for i in 0 1; do
@@ -109,10 +111,13 @@ xiw_guest_xiw_siw() {
 	done
 	rdma link add xiw0 type xiw netdev d0 ||
 		{ echo "rdma link add xiw0 failed"; return 1; }
-	echo 0 > /sys/module/xiw/parameters/mpa_crc ||
-		{ echo "mpa_crc=0 failed"; return 1; }
-	insmod "$XIW_REPO/build/siw/$(uname -r)/siw.ko" &&
-		rdma link add siw0 type siw netdev d1 ||
+	if [ "${1:-}" = crc ]; then
+		ko=$XIW_REPO/build/siw/$(uname -r)-crc/siw.ko
+	else
+		echo 0 > /sys/module/xiw/parameters/mpa_crc ||
+			{ echo "mpa_crc=0 failed"; return 1; }
+	fi
+	insmod "$ko" && rdma link add siw0 type siw netdev d1 ||
 		{ echo "siw0 failed"; return 1; }
 }
 

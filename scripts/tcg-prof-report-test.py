@@ -95,6 +95,31 @@ class Report(unittest.TestCase):
         rc, _ = self.run_report()
         self.assertEqual(rc, 1)
 
+    def all_snaps(self):
+        for dev in ('xiw0', 'siw0'):
+            for n in (10, 20):
+                self.snaps(dev, n, [], extra_noise=0)
+
+    def test_setup_named_in_the_header(self):
+        self.all_snaps()
+        rc, out = self.run_report()
+        self.assertEqual(rc, 0)
+        self.assertNotIn('QPs per run', out)
+        self.assertNotIn('CRC on', out)
+        self.write('setup', 'qps=8 crc=1\n')
+        rc, out = self.run_report()
+        self.assertEqual(rc, 0)
+        self.assertIn('8 QPs per run', out)
+        self.assertIn('MPA CRC on at both ends', out)
+
+    def test_bad_setup_fails(self):
+        self.all_snaps()
+        for text in ('qps=0 crc=0\n', 'qps=8 crc=2\n', 'qps=x\n',
+                     'queues=8\n'):
+            self.write('setup', text)
+            rc, _ = self.run_report()
+            self.assertEqual(rc, 1, text)
+
     def test_missing_done_fails(self):
         os.unlink(os.path.join(self.d, 'done'))
         rc, _ = self.run_report()

@@ -6,7 +6,8 @@ against siw0, from the snapshots of scripts/tcg-prof.sh's plugin.
     scripts/tcg-prof-report.py DIR [TOP]
 
 For each program and device: (counts at post-N2 - pre-N2) - (counts at
-post-N1 - pre-N1), divided by N2 - N1 (DIR/done names them). Kernel
+post-N1 - pre-N1), divided by N2 - N1 (DIR/done names them; DIR/setup
+the QP count and CRC setting, if not one QP with CRC off). Kernel
 addresses are named from DIR/kallsyms. Left out of the kernel's totals,
 and shown apart: the system-call entry and gettimeofday path (perftest
 calibrates its clock by calling gettimeofday for a fixed time, so their
@@ -134,6 +135,29 @@ def totals(per):
     return t
 
 
+def read_setup(path):
+    """The QP count and CRC setting the guest ran with (DIR/setup, "qps=N
+    crc=0|1"); one QP and CRC off where a run from before the file
+    existed left none."""
+    qps, crc = 1, 0
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return qps, crc
+    for field in text.split():
+        key, _, value = field.partition('=')
+        if key == 'qps':
+            qps = int(value)
+        elif key == 'crc':
+            crc = int(value)
+        else:
+            raise ValueError('setup: unknown field %r' % field)
+    if qps < 1 or crc not in (0, 1):
+        raise ValueError('setup: %r' % text.strip())
+    return qps, crc
+
+
 def main_args(args):
     if len(args) not in (1, 2):
         print(__doc__.strip(), file=sys.stderr)
@@ -144,6 +168,7 @@ def main_args(args):
         with open(os.path.join(d, 'done')) as f:
             fields = f.read().split()
         n1, n2, size, progs = int(fields[0]), int(fields[1]), fields[2], fields[3:]
+        qps, crc = read_setup(os.path.join(d, 'setup'))
         syms = Symbols(os.path.join(d, 'kallsyms'))
         res = {(dev, p): per_iteration(d, syms, dev, p, n1, n2)
                for p in progs for dev in ('xiw0', 'siw0')}
@@ -153,6 +178,11 @@ def main_args(args):
     print('Per iteration (both ends in the guest: a round trip of %s bytes,'
           ' or for cmtime a connection made and torn down), %d - %d'
           ' iterations; kernel unless said.' % (size, n2, n1))
+    if qps > 1:
+        print('%d QPs per run: an iteration is one message on each.' % qps)
+    if crc:
+        print('MPA CRC on at both ends (siw0 from the build that requires'
+              ' it).')
     for p in progs:
         tx, ux = res[('xiw0', p)][0], res[('xiw0', p)][1]
         ts, us = res[('siw0', p)][0], res[('siw0', p)][1]

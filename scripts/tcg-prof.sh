@@ -15,7 +15,8 @@
 #   make tcg-prof          (or scripts/tcg-prof.sh)
 #
 # Boots the newest installed kernel, as make bench does (KREL to choose
-# another); PROF_TESTS, PROF_N1, PROF_N2 and PROF_SIZE go to the guest.
+# another); PROF_TESTS, PROF_N1, PROF_N2, PROF_SIZE, PROF_QPS and PROF_CRC
+# go to the guest (scripts/guest/tcg-prof.sh says what they mean).
 # Needs a QEMU built with plugin support (Debian 12's is) and the plugin
 # API version 1 (QEMU 7.2). Output: build/tcg-prof/report.txt, and the
 # snapshots in build/vm/tcg-prof/.
@@ -23,6 +24,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 out=build/tcg-prof
 xiw_prepare_vs_siw "$out"
+if [ "${PROF_CRC:-0}" = 1 ]; then
+	scripts/siw-build.sh "$krel" crc > /dev/null
+fi
 make -s tcg-prof-plugin
 echo "== boot $krel under QEMU with the tbprof plugin"
 vm_rc=0
@@ -31,6 +35,7 @@ XIW_VM_QEMU_ARGS="-plugin $XIW_REPO/build/tbprof.so,dir=$XIW_REPO/build/vm/tcg-p
 	env ${PROF_TESTS:+PROF_TESTS="$PROF_TESTS"} \
 	${PROF_N1:+PROF_N1="$PROF_N1"} ${PROF_N2:+PROF_N2="$PROF_N2"} \
 	${PROF_SIZE:+PROF_SIZE="$PROF_SIZE"} \
+	${PROF_QPS:+PROF_QPS="$PROF_QPS"} ${PROF_CRC:+PROF_CRC="$PROF_CRC"} \
 	scripts/guest/tcg-prof.sh /mnt/xiw-out || vm_rc=$?
 if [ "$vm_rc" -ne 0 ]; then
 	echo "tcg-prof: VM run failed (vm-run.sh exit $vm_rc; logs in build/vm/tcg-prof)" >&2

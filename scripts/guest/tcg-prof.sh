@@ -3,20 +3,23 @@
 #
 # Runs inside the test VM for scripts/tcg-prof.sh, whose QEMU carries the
 # tbprof plugin (scripts/tcg-prof/tbprof.c). Sets up xiw0 on dummy netdev
-# d0 (MPA CRC off, as siw has it by default) and siw0 on d1, then for each
+# d0 (MPA CRC off, as siw has it by default) and siw0 on d1 (with
+# PROF_CRC=1 both with CRC on: xiw's default, siw's CRC build), then for each
 # perftest latency program and each device runs server and client in
 # this guest twice, with N1 and N2 iterations, between two snapshots of
 # the plugin's counts. The host subtracts the N1 run from the N2 run: what
 # is left is what N2 - N1 iterations cost, without the set-up, the
 # connection and perftest's clock calibration. Writes OUTDIR/kallsyms
-# (to name kernel addresses), OUTDIR/DEV-PROG-N.{server,client} and
-# OUTDIR/done; the plugin writes OUTDIR/snap-*.tsv.
+# (to name kernel addresses), OUTDIR/DEV-PROG-N.{server,client},
+# OUTDIR/setup and OUTDIR/done; the plugin writes OUTDIR/snap-*.tsv.
 #
 #   scripts/guest/tcg-prof.sh OUTDIR
 #
 # Environment: PROF_TESTS (default "ib_send_lat ib_write_lat
 # ib_read_lat"), PROF_N1 and PROF_N2 (default 1000 and 5000), PROF_SIZE
-# (bytes, default 64). PROF_TESTS may name cmtime (rdmacm-utils): its
+# (bytes, default 64), PROF_QPS (perftest's -q, default 1: with more,
+# an iteration is one message on each QP), PROF_CRC (0, or 1 for CRC on
+# at both ends). PROF_TESTS may name cmtime (rdmacm-utils): its
 # iterations are connections, made at once and then torn down, so give it
 # PROF_N1 and PROF_N2 of its own, at most about 70 (siw's limit per
 # process), for example PROF_TESTS=cmtime PROF_N1=32 PROF_N2=64.
@@ -26,11 +29,20 @@ xiw_guest_only tcg-prof.sh scripts/tcg-prof.sh
 out=${1:?usage: tcg-prof.sh OUTDIR}
 tests=${PROF_TESTS:-ib_send_lat ib_write_lat ib_read_lat}
 n1=${PROF_N1:-1000} n2=${PROF_N2:-5000} size=${PROF_SIZE:-64}
+qps=${PROF_QPS:-1} crc=${PROF_CRC:-0}
 [ "$n2" -gt "$n1" ] || { echo "tcg-prof: PROF_N2 must exceed PROF_N1" >&2; exit 2; }
+case $qps in '' | 0* | *[!0-9]*) echo "tcg-prof: PROF_QPS must be a count" >&2; exit 2 ;; esac
+case $crc in 0 | 1) ;; *) echo "tcg-prof: PROF_CRC must be 0 or 1" >&2; exit 2 ;; esac
+qa=()	# perftest's latency programs take no -q
+[ "$qps" -gt 1 ] && qa=(-q "$qps")
 
 die() { echo "tcg-prof: $*" >&2; exit 1; }
 
-xiw_guest_xiw_siw || die "setting up xiw0 and siw0 failed (above)"
+if [ "$crc" = 1 ]; then
+	xiw_guest_xiw_siw crc || die "setting up xiw0 and siw0 failed (above)"
+else
+	xiw_guest_xiw_siw || die "setting up xiw0 and siw0 failed (above)"
+fi
 # Addresses of the kernel's and the modules' functions, for the host.
 echo 0 > /proc/sys/kernel/kptr_restrict
 cp /proc/kallsyms "$out/kallsyms" || die "kallsyms"
@@ -77,11 +89,11 @@ measure() {	# measure PROG DEV N
 			fi
 		else
 			timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
-				> "$base.server" 2>&1 &
+				"${qa[@]}" > "$base.server" 2>&1 &
 			sp=$!
 			xiw_wait_listen 18515 "$sp"
 			if timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
-				"${addr[$dev]}" > "$base.client" 2>&1 &&
+				"${qa[@]}" "${addr[$dev]}" > "$base.client" 2>&1 &&
 				wait "$sp"; then
 				snap "post-$dev-$t-$n"
 				return 0
@@ -102,4 +114,5 @@ for t in $tests; do
 		measure "$t" "$dev" "$n2"
 	done
 done
+echo "qps=$qps crc=$crc" > "$out/setup"
 echo "$n1 $n2 $size $tests" > "$out/done"
