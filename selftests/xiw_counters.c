@@ -35,6 +35,7 @@ static const char * const xc_names[] = {
 	"resp_cqe_flush_error", "resp_local_length_error",
 	"resp_remote_access_errors",
 	"tx_fpdus", "tx_bytes", "tx_zcopy_messages", "tx_zcopy_bytes",
+	"tx_page_reuses", "tx_page_allocs",
 	"rx_fpdus", "rx_bytes", "rx_crc_errors",
 	"rx_marker_errors", "tx_terminate_rdmap", "tx_terminate_ddp",
 	"tx_terminate_llp", "rx_terminate_rdmap", "rx_terminate_ddp",
@@ -48,7 +49,8 @@ enum {
 	REQ_CQE_ERROR, REQ_CQE_FLUSH_ERROR, REQ_REMOTE_ACCESS_ERRORS,
 	REQ_REMOTE_INVALID_REQUEST, RESP_CQE_ERROR, RESP_CQE_FLUSH_ERROR,
 	RESP_LOCAL_LENGTH_ERROR, RESP_REMOTE_ACCESS_ERRORS,
-	TX_FPDUS, TX_BYTES, TX_ZCOPY_MESSAGES, TX_ZCOPY_BYTES, RX_FPDUS,
+	TX_FPDUS, TX_BYTES, TX_ZCOPY_MESSAGES, TX_ZCOPY_BYTES,
+	TX_PAGE_REUSES, TX_PAGE_ALLOCS, RX_FPDUS,
 	RX_BYTES, RX_CRC_ERRORS, RX_MARKER_ERRORS, TX_TERMINATE_RDMAP,
 	TX_TERMINATE_DDP, TX_TERMINATE_LLP, RX_TERMINATE_RDMAP,
 	RX_TERMINATE_DDP, RX_TERMINATE_LLP, MPA_REJECTS_SENT,
@@ -305,7 +307,7 @@ TEST_F(ctr, names_exact_and_numeric)
 TEST_F(ctr, write_moves_fpdu_and_byte_counters)
 {
 	const size_t n = 256 * 1024;
-	long long tx_f, tx_b;
+	long long tx_f, tx_b, pages;
 
 	xr_fill(self->c->buf, n, 7);
 	ASSERT_EQ(0, xr_recv(self->s, 2, n, 64));
@@ -338,6 +340,16 @@ TEST_F(ctr, write_moves_fpdu_and_byte_counters)
 	/* On lo the default tx_zcopy=1 copies (xiw_rdma tests zero-copy). */
 	EXPECT_EQ(0, xc_delta(XC_CLI_DEV, &self->cs, TX_ZCOPY_MESSAGES));
 	EXPECT_EQ(0, xc_delta(XC_CLI_DEV, &self->cs, TX_ZCOPY_BYTES));
+	/*
+	 * ... into pages of xiw's own (tx_own_pages): a page per 4 KiB of
+	 * each FPDU's payload, reused or new; none for the small Send.
+	 */
+	pages = xc_delta(XC_CLI_DEV, &self->cs, TX_PAGE_REUSES) +
+		xc_delta(XC_CLI_DEV, &self->cs, TX_PAGE_ALLOCS);
+	EXPECT_LE((long long)(n / 4096), pages);
+	EXPECT_GE((long long)(n / 4096) + tx_f, pages);
+	EXPECT_EQ(0, xc_delta(XC_SRV_DEV, &self->ss, TX_PAGE_REUSES) +
+		     xc_delta(XC_SRV_DEV, &self->ss, TX_PAGE_ALLOCS));
 	if (_metadata->passed == 0) {
 		xc_log_moves(_metadata, XC_CLI_DEV, &self->cs);
 		xc_log_moves(_metadata, XC_SRV_DEV, &self->ss);

@@ -59,6 +59,8 @@ enum xf_op {
 	XF_ZCOPY,
 	XF_READ_BY_REF,
 	XF_TX_SET,
+	XF_OWN_PAGE,
+	XF_OWN_PAGE_LATER,
 };
 
 FIXTURE(site) {
@@ -122,6 +124,11 @@ FIXTURE_VARIANT_ADD(site, zc_page_read) {
 	.site = "zc_page", .op = XF_READ_BY_REF
 };
 XF_SITE(tx_set, XF_TX_SET);
+XF_SITE(tx_own_page, XF_OWN_PAGE);
+/* The same, for a page of the Write's second FPDU. */
+FIXTURE_VARIANT_ADD(site, tx_own_page_later) {
+	.site = "tx_own_page", .op = XF_OWN_PAGE_LATER
+};
 
 FIXTURE_SETUP(site)
 {
@@ -140,6 +147,7 @@ FIXTURE_TEARDOWN(site)
 	if (!self->have)
 		return;
 	xf_disarm();
+	xf_attr("space", "0");
 	xr_pairs_fini(&self->p, 1);
 	xr_net_fini(&self->net);
 	sh("echo 1 > " XF_PARAMS "tx_zcopy");
@@ -408,6 +416,47 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 		ASSERT_EQ(m0 + 1,
 			  xr_port_counter(XF_IBDEV, "tx_zcopy_messages"));
 		ASSERT_EQ(0, xf_exchange(&self->p));
+		break;
+	}
+	case XF_OWN_PAGE:
+	case XF_OWN_PAGE_LATER: {
+		bool later = variant->op == XF_OWN_PAGE_LATER;
+		long long p0, p1;
+		struct ibv_wc wc;
+
+		/*
+		 * tx_own_pages, the default: lo takes a Write of 64 KiB in
+		 * pages of xiw's own, by reference; its first FPDU carries
+		 * about 64 KiB (the loopback's MSS), its second the rest.
+		 * No page for the first FPDU: TCP copies all of the Write.
+		 * No page for the second (the 17th taken, "space" letting
+		 * 16 pass): the first FPDU goes in its pages, the rest is
+		 * copied. The Write is whole either way.
+		 */
+		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR));
+		ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
+			TH_LOG("%s", self->net.err);
+		p0 = xr_port_counter(XF_IBDEV, "tx_page_reuses") +
+		     xr_port_counter(XF_IBDEV, "tx_page_allocs");
+		xr_fill(self->p.cli.buf, 65536, 29);
+		memset(self->p.srv.buf + 65536, 0xee, 65536);
+		ASSERT_EQ(0, xf_arm(variant->site));
+		if (later)
+			ASSERT_EQ(0, xf_attr("space", "17"));
+		ASSERT_EQ(0, xr_post(&self->p.cli, IBV_WR_RDMA_WRITE, 6, 0,
+				     65536, 0, &self->p.srv, 65536));
+		ASSERT_EQ(1, xr_poll(self->p.cli.cq, &wc, 1, XR_WAIT_MS));
+		xf_disarm();
+		ASSERT_EQ(0, xf_attr("space", "0"));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+		ASSERT_EQ(6, wc.wr_id);
+		ASSERT_EQ(0, xf_exchange(&self->p));
+		ASSERT_EQ(-1, xr_check(self->p.srv.buf + 65536, 65536, 29));
+		p1 = xr_port_counter(XF_IBDEV, "tx_page_reuses") +
+		     xr_port_counter(XF_IBDEV, "tx_page_allocs");
+		ASSERT_LE(0, p0);
+		/* The pages taken: none, or the first FPDU's 16. */
+		ASSERT_EQ(later ? 16 : 0, p1 - p0);
 		break;
 	}
 	case XF_TX_SET: {

@@ -2858,6 +2858,7 @@ FIXTURE_TEARDOWN(zcopy)
 	if (path_exists(XZ_PARAMS "tx_zcopy")) {
 		xz_param("tx_zcopy", 1);		/* the defaults */
 		xz_param("tx_zcopy_min", 16384);
+		xz_param("tx_own_pages", 1);
 	}
 	xr_pairs_fini(&self->p, 1);
 	xr_net_fini(&self->net);
@@ -3044,6 +3045,127 @@ TEST_F_TIMEOUT(zcopy, read_response_by_reference_under_loss, 300)
 	TH_LOG("%lld segments retransmitted", xz_tcp_stat("RetransSegs") - r0);
 	ASSERT_GT(xz_tcp_stat("RetransSegs"), r0);
 	ASSERT_EQ(m0 + 4, xr_port_counter(ib, "tx_zcopy_messages"));
+}
+
+/* Pages of xiw's own taken for payload (tx_own_pages), or -1. */
+static long long xz_pages(const char *ib)
+{
+	long long r = xr_port_counter(ib, "tx_page_reuses");
+	long long a = xr_port_counter(ib, "tx_page_allocs");
+
+	return r < 0 || a < 0 ? -1 : r + a;
+}
+
+/*
+ * tx_own_pages (on by default) with tx_zcopy=1: lo gathers and
+ * checksums, so a Send or Write of at least tx_zcopy_min is copied into
+ * pages of xiw's own, which TCP references, one page per FPDU at this
+ * MTU; a page comes back into use once no skb holds it, so over many
+ * Writes some are reused. A Read Response goes by its own pages (no page
+ * of ours) unless tx_zcopy=0; tx_own_pages=0 lets TCP copy. The data is
+ * whole every time.
+ */
+TEST_F_TIMEOUT(zcopy, own_pages, 300)
+{
+	const char *ib = self->link.ibdev;
+	long long p0, r0, m0;
+	struct ibv_wc wc;
+	int i;
+
+	ASSERT_EQ(0, xz_param("tx_zcopy", 1));
+	p0 = xz_pages(ib);
+	r0 = xr_port_counter(ib, "tx_page_reuses");
+	m0 = xr_port_counter(ib, "tx_zcopy_messages");
+	ASSERT_LE(0, p0);
+	ASSERT_LE(0, m0);
+	for (i = 0; i < 40; i++) {
+		uint64_t seed = self->seed + 3 * i;
+
+		xr_fill(self->c->buf, 65536, seed);
+		ASSERT_EQ(0, xz_write_fenced(self->c, self->s, 65536,
+					     0x700 + 2 * i)) TH_LOG("Write %d", i);
+		ASSERT_PATTERN(self->s->buf + XZ_HALF, 65536, seed);
+		EXPECT_ONE_WC(self->c, 0x700 + 2 * i, IBV_WC_RDMA_WRITE, -1);
+		EXPECT_ONE_WC(self->c, 0x701 + 2 * i, IBV_WC_SEND, -1);
+	}
+	/* At least 16 pages per Write; and some reused. */
+	EXPECT_LE(p0 + 40 * 16, xz_pages(ib));
+	EXPECT_LT(r0, xr_port_counter(ib, "tx_page_reuses"));
+	EXPECT_EQ(m0, xr_port_counter(ib, "tx_zcopy_messages"));
+
+	/* A Read Response goes by reference: no page of ours. */
+	p0 = xz_pages(ib);
+	xr_fill(self->s->buf, 65536, self->seed + 1);
+	ASSERT_EQ(0, xz_read(self->c, self->s, 65536, 0x760, &wc));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_PATTERN(self->c->buf + XZ_HALF, 65536, self->seed + 1);
+	EXPECT_EQ(p0, xz_pages(ib));
+	EXPECT_EQ(m0 + 1, xr_port_counter(ib, "tx_zcopy_messages"));
+	/* Without that (tx_zcopy=0), in pages of ours. */
+	ASSERT_EQ(0, xz_param("tx_zcopy", 0));
+	xr_fill(self->s->buf, 65536, self->seed + 2);
+	ASSERT_EQ(0, xz_read(self->c, self->s, 65536, 0x761, &wc));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+	ASSERT_PATTERN(self->c->buf + XZ_HALF, 65536, self->seed + 2);
+	EXPECT_LE(p0 + 16, xz_pages(ib));
+	EXPECT_EQ(m0 + 1, xr_port_counter(ib, "tx_zcopy_messages"));
+
+	/* tx_own_pages=0: TCP copies, no page of ours. */
+	ASSERT_EQ(0, xz_param("tx_own_pages", 0));
+	p0 = xz_pages(ib);
+	xr_fill(self->c->buf, 65536, self->seed + 3);
+	ASSERT_EQ(0, xz_write_fenced(self->c, self->s, 65536, 0x770));
+	ASSERT_PATTERN(self->s->buf + XZ_HALF, 65536, self->seed + 3);
+	EXPECT_ONE_WC(self->c, 0x770, IBV_WC_RDMA_WRITE, -1);
+	EXPECT_ONE_WC(self->c, 0x771, IBV_WC_SEND, -1);
+	EXPECT_EQ(p0, xz_pages(ib));
+}
+
+/*
+ * Writes from pages of xiw's own with lo dropping 5% of the segments:
+ * the client rewrites its buffer as soon as each Write of 1 MiB
+ * completes, and the server still gets the data as it was posted. The
+ * copy was made before the completion, and a page an skb still holds
+ * for a retransmission is never taken again (the ring wraps many times
+ * over 1 MiB at this MTU). Some segment must have been retransmitted,
+ * or the test proved nothing.
+ */
+TEST_F_TIMEOUT(zcopy, own_pages_under_loss, 300)
+{
+	const char *ib = self->link.ibdev;
+	long long r0, p0 = xz_pages(ib);
+	struct ibv_wc wc;
+	int round;
+
+	ASSERT_EQ(0, xz_param("tx_zcopy", 1));
+	ASSERT_LE(0, p0);
+	if (xz_netem("loss 5%"))
+		SKIP(return, "no netem on lo");
+	r0 = xz_tcp_stat("RetransSegs");
+	ASSERT_LE(0, r0);
+	for (round = 0; round < 4; round++) {
+		uint64_t seed = self->seed + 11 * round;
+		uint64_t id = 0x780 + 2 * round;
+
+		xr_fill(self->c->buf, 1 << 20, seed);
+		ASSERT_EQ(0, xr_recv(self->s, id, 0, 8));
+		ASSERT_EQ(0, xr_post(self->c, IBV_WR_RDMA_WRITE, id, 0,
+				     1 << 20, 0, self->s, XZ_HALF));
+		ASSERT_EQ(1, xr_poll(self->c->cq, &wc, 1, XR_WAIT_MS))
+			TH_LOG("round %d", round);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+		ASSERT_EQ(id, wc.wr_id);
+		memset(self->c->buf, 0xa5, 1 << 20);
+		ASSERT_EQ(0, xr_post(self->c, IBV_WR_SEND, id + 1, 1 << 20, 8,
+				     0, NULL, 0));
+		ASSERT_EQ(1, xr_poll(self->s->cq, &wc, 1, XR_WAIT_MS));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
+		EXPECT_ONE_WC(self->c, id + 1, IBV_WC_SEND, -1);
+		ASSERT_PATTERN(self->s->buf + XZ_HALF, 1 << 20, seed);
+	}
+	TH_LOG("%lld segments retransmitted", xz_tcp_stat("RetransSegs") - r0);
+	ASSERT_GT(xz_tcp_stat("RetransSegs"), r0);
+	EXPECT_LE(p0 + 4 * 256, xz_pages(ib));
 }
 
 /*

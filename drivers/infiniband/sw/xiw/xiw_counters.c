@@ -38,6 +38,8 @@ static const struct rdma_stat_desc xiw_counter_descs[XIW_CNT_NUM] = {
 	[XIW_CNT_TX_BYTES].name = "tx_bytes",
 	[XIW_CNT_TX_ZCOPY_MESSAGES].name = "tx_zcopy_messages",
 	[XIW_CNT_TX_ZCOPY_BYTES].name = "tx_zcopy_bytes",
+	[XIW_CNT_TX_PAGE_REUSES].name = "tx_page_reuses",
+	[XIW_CNT_TX_PAGE_ALLOCS].name = "tx_page_allocs",
 	[XIW_CNT_RX_FPDUS].name = "rx_fpdus",
 	[XIW_CNT_RX_BYTES].name = "rx_bytes",
 	[XIW_CNT_RX_CRC_ERRORS].name = "rx_crc_errors",
@@ -90,6 +92,16 @@ void xiw_count_tx_zcopy(struct xiw_qp *qp, u32 bytes)
 	xiw_count_add(qp->xdev, TX_ZCOPY_BYTES, bytes);
 	xiw_qp_count(qp, TX_ZCOPY_MESSAGES);
 	xiw_qp_count_add(qp, TX_ZCOPY_BYTES, bytes);
+}
+
+/* A page of our own taken for payload (tx_own_pages): new, or reused. */
+void xiw_count_tx_page(struct xiw_qp *qp, bool fresh)
+{
+	enum xiw_counter c = fresh ? XIW_CNT_TX_PAGE_ALLOCS :
+				     XIW_CNT_TX_PAGE_REUSES;
+
+	this_cpu_inc(qp->xdev->counters->v[c]);
+	atomic64_inc(&qp->counts.v[c]);
 }
 
 void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes)

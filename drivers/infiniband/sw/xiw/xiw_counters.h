@@ -33,6 +33,8 @@ enum xiw_counter {
 	XIW_CNT_TX_BYTES,
 	XIW_CNT_TX_ZCOPY_MESSAGES,
 	XIW_CNT_TX_ZCOPY_BYTES,
+	XIW_CNT_TX_PAGE_REUSES,
+	XIW_CNT_TX_PAGE_ALLOCS,
 	XIW_CNT_RX_FPDUS,
 	XIW_CNT_RX_BYTES,
 	XIW_CNT_RX_CRC_ERRORS,
@@ -138,6 +140,7 @@ void xiw_counters_free(struct xiw_device *xdev);
 void xiw_count_tx_fpdu(struct xiw_qp *qp, u32 bytes);
 void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes);
 void xiw_count_tx_zcopy(struct xiw_qp *qp, u32 bytes);
+void xiw_count_tx_page(struct xiw_qp *qp, bool fresh);
 void xiw_count_term(struct xiw_qp *qp, bool sent, u8 layer_etype, u8 ecode);
 void xiw_count_rx_error(struct xiw_qp *qp, bool marker);
 void xiw_count_cqe(struct xiw_cq *cq, const struct xiw_cqe *cqe);

@@ -189,6 +189,6 @@ void xiw_tx_ref_begin(struct xiw_qp *qp, struct xiw_txmsg *m);
 void xiw_tx_zc_detach(struct xiw_tx *tx);
 int xiw_tx_pin(struct xiw_tx *tx, const struct bio_vec *bv, int n);
 u8 *xiw_tx_zpage(struct xiw_tx *tx);
-struct page *xiw_tx_own_page(void);
+struct page *xiw_tx_own_page(bool *fresh);
 
 #endif /* XIW_TX_H */

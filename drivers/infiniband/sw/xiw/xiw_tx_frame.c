@@ -257,11 +257,13 @@ static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 	if (tx->npinned + npg > tx->cap)
 		return -E2BIG;
 	for (i = 0; i < npg; i++) {
-		struct page *page = xiw_tx_own_page();
+		bool fresh;
+		struct page *page = xiw_tx_own_page(&fresh);
 
 		if (!page)
 			return -ENOMEM;
 		tx->pinned[tx->npinned++] = page;
+		xiw_count_tx_page(qp, fresh);
 	}
 	rcu_read_lock();
 	n = xiw_tx_sge_pieces(tx, off, len, src, XIW_TX_BVECS, false);

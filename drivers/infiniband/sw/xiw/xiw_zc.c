@@ -326,14 +326,20 @@ static DEFINE_PER_CPU(struct xiw_own_ring, xiw_own_ring);
 
 /*
  * A page to copy payload into, with a reference for the caller (the
- * batch's, dropped once TCP has it: xiw_tx_unpin()); NULL if none can
- * be had.
+ * batch's, dropped once TCP has it: xiw_tx_unpin()), *fresh telling
+ * whether it was allocated now; NULL if none can be had.
  */
-struct page *xiw_tx_own_page(void)
+struct page *xiw_tx_own_page(bool *fresh)
 {
-	struct xiw_own_ring *r = get_cpu_ptr(&xiw_own_ring);
-	struct page *page = r->page[r->next], *old;
+	struct xiw_own_ring *r;
+	struct page *page, *old;
 
+	/* Consulted for every page, reused or not: as if none could be had. */
+	if (xiw_fault(XIW_FAULT_TX_OWN_PAGE))
+		return NULL;
+	r = get_cpu_ptr(&xiw_own_ring);
+	page = r->page[r->next];
+	*fresh = false;
 	if (page && page_ref_count(page) == 1) {
 		get_page(page);
 		r->next = (r->next + 1) % XIW_OWN_PAGES;
@@ -341,11 +347,10 @@ struct page *xiw_tx_own_page(void)
 		return page;
 	}
 	put_cpu_ptr(&xiw_own_ring);
-	if (xiw_fault(XIW_FAULT_TX_OWN_PAGE))
-		return NULL;
 	page = alloc_page(GFP_KERNEL | __GFP_NOWARN);
 	if (!page)
 		return NULL;
+	*fresh = true;
 	get_page(page);
 	/* Into the slot now next on this CPU, which may be another. */
 	r = get_cpu_ptr(&xiw_own_ring);
