@@ -421,7 +421,7 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 	case XF_OWN_PAGE:
 	case XF_OWN_PAGE_LATER: {
 		bool later = variant->op == XF_OWN_PAGE_LATER;
-		long long p0, p1;
+		long long p0, p1, f0;
 		struct ibv_wc wc;
 
 		/*
@@ -431,13 +431,16 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 		 * No page for the first FPDU: TCP copies all of the Write.
 		 * No page for the second (the 17th taken, "space" letting
 		 * 16 pass): the first FPDU goes in its pages, the rest is
-		 * copied. The Write is whole either way.
+		 * copied. The Write is whole either way, and two FPDUs.
 		 */
+		xr_lo_mtu(65536);
 		ASSERT_EQ(0, xr_net_init_at(&self->net, XF_ADDR));
 		ASSERT_EQ(0, xr_connect(&self->net, &self->p, 1, &o))
 			TH_LOG("%s", self->net.err);
 		p0 = xr_port_counter(XF_IBDEV, "tx_page_reuses") +
 		     xr_port_counter(XF_IBDEV, "tx_page_allocs");
+		f0 = xr_port_counter(XF_IBDEV, "tx_fpdus");
+		ASSERT_LE(0, f0);
 		xr_fill(self->p.cli.buf, 65536, 29);
 		memset(self->p.srv.buf + 65536, 0xee, 65536);
 		ASSERT_EQ(0, xf_arm(variant->site));
@@ -450,6 +453,7 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 		ASSERT_EQ(0, xf_attr("space", "0"));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", xr_wc_str(&wc));
 		ASSERT_EQ(6, wc.wr_id);
+		ASSERT_EQ(f0 + 2, xr_port_counter(XF_IBDEV, "tx_fpdus"));
 		ASSERT_EQ(0, xf_exchange(&self->p));
 		ASSERT_EQ(-1, xr_check(self->p.srv.buf + 65536, 65536, 29));
 		p1 = xr_port_counter(XF_IBDEV, "tx_page_reuses") +

@@ -3060,8 +3060,8 @@ static long long xz_pages(const char *ib)
  * tx_own_pages (on by default) with tx_zcopy=1: lo gathers and
  * checksums, so a Send or Write of at least tx_zcopy_min is copied into
  * pages of xiw's own, which TCP references, one page per FPDU at this
- * MTU; a page comes back into use once no skb holds it, so over many
- * Writes some are reused. A Read Response goes by its own pages (no page
+ * MTU (so more than 16 per 64 KiB); a page comes back into use once no
+ * skb holds it, so over many Writes some are reused. A Read Response goes by its own pages (no page
  * of ours) unless tx_zcopy=0; tx_own_pages=0 lets TCP copy. The data is
  * whole every time.
  */
@@ -3134,6 +3134,7 @@ TEST_F_TIMEOUT(zcopy, own_pages_under_loss, 300)
 {
 	const char *ib = self->link.ibdev;
 	long long r0, p0 = xz_pages(ib);
+	long long u0 = xr_port_counter(ib, "tx_page_reuses");
 	struct ibv_wc wc;
 	int round;
 
@@ -3166,6 +3167,9 @@ TEST_F_TIMEOUT(zcopy, own_pages_under_loss, 300)
 	TH_LOG("%lld segments retransmitted", xz_tcp_stat("RetransSegs") - r0);
 	ASSERT_GT(xz_tcp_stat("RetransSegs"), r0);
 	EXPECT_LE(p0 + 4 * 256, xz_pages(ib));
+	/* Pages were taken again meanwhile: only ones no skb held. */
+	TH_LOG("%lld pages reused", xr_port_counter(ib, "tx_page_reuses") - u0);
+	EXPECT_LT(u0, xr_port_counter(ib, "tx_page_reuses"));
 }
 
 /*

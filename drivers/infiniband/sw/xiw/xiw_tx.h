@@ -139,7 +139,7 @@ struct xiw_tx {
 	u32 nmrk;		/* markers used in the batch */
 	struct mpa_marker *mrk;	/* XIW_TX_MARKERS, with markers only */
 	struct bio_vec *piece;	/* XIW_TX_BVECS: one FPDU part, unsplit */
-	/* user pages the batch refers to, referenced */
+	/* user pages and our own the batch refers to, referenced */
 	struct page **pinned;
 	u32 npinned;
 	/* zero-copy */

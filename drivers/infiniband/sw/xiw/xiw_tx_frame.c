@@ -250,11 +250,19 @@ static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 {
 	struct xiw_tx *tx = qp->tx;
 	u32 npg = DIV_ROUND_UP(len, PAGE_SIZE), first = tx->npinned;
+	/* The most markers these bytes and the trailer can hold. */
+	u32 nm = qp->wire.mpa.mrk_tx ? len / MPA_MARKER_INTERVAL + 2 : 0;
 	struct bio_vec *src = tx->piece, b;
 	u32 i, s = 0, soff = 0;
 	int n, rv;
 
-	if (tx->npinned + npg > tx->cap)
+	/*
+	 * Room for the pieces (a marker is one, and splits others) and
+	 * the trailer's, checked before anything is copied: an FPDU that
+	 * does not fit leads the next batch, and would be copied again.
+	 */
+	if (tx->npinned + npg > tx->cap || *nbv + npg + 3 * nm + 3 > max ||
+	    tx->nmrk + nm > XIW_TX_MARKERS)
 		return -E2BIG;
 	for (i = 0; i < npg; i++) {
 		bool fresh;
@@ -486,7 +494,8 @@ again:
  * (6.1): one call per piece, under one hold of the socket's lock as a
  * sendmsg() would take it, each but the last telling TCP that more
  * follows. A piece is one page's bytes, never empty (xiw_tx_emit()),
- * and every page of such a batch is a user MR's or the header page,
+ * and every page of such a batch is a user MR's, one of our own
+ * (xiw_tx_own_page()) or the header page,
  * none slab memory. Returns the bytes TCP took, or its error if none.
  */
 static int xiw_tx_sendpages(struct socket *sock, struct iov_iter *it,

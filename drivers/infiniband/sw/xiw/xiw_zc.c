@@ -58,7 +58,7 @@ module_param(tx_own_pages, bool, 0644);
 MODULE_PARM_DESC(tx_own_pages,
 		 "Copy a message of at least tx_zcopy_min bytes that does not go zero-copy into pages xiw reuses, which TCP then references, rather than have TCP copy it into pages it allocates (default on)");
 
-/* Let go of the batch's references to user pages. */
+/* Let go of the batch's references to user pages and our own. */
 void xiw_tx_unpin(struct xiw_tx *tx)
 {
 	while (tx->npinned)
@@ -315,7 +315,7 @@ u8 *xiw_tx_zpage(struct xiw_tx *tx)
  * one left to the skbs. Only transmit passes take pages, in process
  * context, with preemption off while they look at the ring.
  */
-#define XIW_OWN_PAGES	64
+#define XIW_OWN_PAGES	128
 
 struct xiw_own_ring {
 	struct page *page[XIW_OWN_PAGES];
@@ -347,7 +347,8 @@ struct page *xiw_tx_own_page(bool *fresh)
 		return page;
 	}
 	put_cpu_ptr(&xiw_own_ring);
-	page = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+	/* Rather than reclaim hard, let TCP copy (it allocates less). */
+	page = alloc_page(GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN);
 	if (!page)
 		return NULL;
 	*fresh = true;
