@@ -48,7 +48,8 @@ static const struct { const char *name, *def; } xw_params[] = {
 	{ "mpa_crc", "Y" }, { "mpa_rev", "2" }, { "p2p_rtr", "2" },
 	{ "mpa_timeout_ms", "10000" }, { "ka_idle_s", "30" },
 	{ "mpa_markers", "N" }, { "tx_zcopy", "1" },
-	{ "tx_zcopy_min", "16384" }, { "tx_post_bytes", "16384" },
+	{ "tx_zcopy_min", "16384" }, { "tx_own_pages", "Y" },
+	{ "tx_post_bytes", "16384" },
 	{ "tx_post_bytes_idle", "262144" },
 	{ "max_ird", "128" }, { "max_ord", "128" },
 };
