@@ -459,10 +459,18 @@ static void xr_nonblock(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-/* Channels and a listener on laddr, on a port the kernel picks. */
+/*
+ * Channels and a listener on laddr, on a port the kernel picks. rdma_cm
+ * picks it from its own port space, which TCP does not share: another
+ * program's TCP listener (NFS's mountd and statd take ports in the same
+ * range) may hold it, and an iWARP device then cannot listen there. Like
+ * any application, take another port then, a few times.
+ */
 static int __attribute__((unused))
 xr_net_init_at(struct xr_net *n, const char *laddr)
 {
+	int tries;
+
 	memset(n, 0, sizeof(*n));
 	n->sch = rdma_create_event_channel();
 	n->cch = rdma_create_event_channel();
@@ -470,14 +478,23 @@ xr_net_init_at(struct xr_net *n, const char *laddr)
 		return xr_fail(n, "rdma_create_event_channel: %s", strerror(errno));
 	xr_nonblock(n->sch->fd);
 	xr_nonblock(n->cch->fd);
-	if (rdma_create_id(n->sch, &n->listen, NULL, RDMA_PS_TCP))
-		return xr_fail(n, "rdma_create_id: %s", strerror(errno));
-	n->addr.sin_family = AF_INET;
-	inet_pton(AF_INET, laddr, &n->addr.sin_addr);
-	if (rdma_bind_addr(n->listen, (struct sockaddr *)&n->addr))
-		return xr_fail(n, "rdma_bind_addr %s: %s", laddr, strerror(errno));
-	if (rdma_listen(n->listen, 1024))
-		return xr_fail(n, "rdma_listen: %s", strerror(errno));
+	for (tries = 1; ; tries++) {
+		if (rdma_create_id(n->sch, &n->listen, NULL, RDMA_PS_TCP))
+			return xr_fail(n, "rdma_create_id: %s", strerror(errno));
+		n->addr.sin_family = AF_INET;
+		n->addr.sin_port = 0;
+		inet_pton(AF_INET, laddr, &n->addr.sin_addr);
+		if (rdma_bind_addr(n->listen, (struct sockaddr *)&n->addr))
+			return xr_fail(n, "rdma_bind_addr %s: %s", laddr,
+				       strerror(errno));
+		if (!rdma_listen(n->listen, 1024))
+			break;
+		if (errno != EADDRINUSE || tries == 5)
+			return xr_fail(n, "rdma_listen: %s (try %d)",
+				       strerror(errno), tries);
+		rdma_destroy_id(n->listen);
+		n->listen = NULL;
+	}
 	n->addr.sin_port = rdma_get_src_port(n->listen);
 	return 0;
 }
