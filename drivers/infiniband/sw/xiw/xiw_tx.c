@@ -201,6 +201,8 @@ void xiw_tx_destroy(struct xiw_qp *qp)
 	xiw_tx_set_put(tx);
 	if (tx->zpage)
 		put_page(tx->zpage);
+	if (tx->own_page)
+		put_page(tx->own_page);
 	kfree(tx->mpinned);
 	kfree(tx->mrk);
 	kfree(tx->mbv);

@@ -145,6 +145,14 @@ struct xiw_tx {
 	/* zero-copy */
 	struct xiw_zc_ctx *zc_ctx;	/* NULL: this connection copies */
 	struct page *zpage;	/* a zero-copy batch's own bytes */
+	/*
+	 * The page of ours (tx_own_pages) the last copied payload ended in,
+	 * referenced, and where in it: the next payload goes on from there
+	 * (own_off below PAGE_SIZE), so that FPDUs smaller than a page share
+	 * pages rather than take one each.
+	 */
+	struct page *own_page;
+	u32 own_off;
 	struct mpa_marker *bmrk;	/* the batch's: mrk or in zpage */
 	/*
 	 * The Terminate's RDMAP payload, set once by xiw_tx_terminate()

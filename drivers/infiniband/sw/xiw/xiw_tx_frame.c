@@ -239,21 +239,30 @@ static int xiw_tx_copy_payload(struct xiw_tx *tx, u32 off, u32 len, u8 *dst)
 /*
  * The message's bytes [off, off + len) copied into pages of our own
  * (xiw_tx_own_page()), each referenced by the batch until TCP has it,
- * and appended to the batch at *nbv as xiw_tx_emit() does. The pages
- * are taken before the source is looked at: its pages may be used only
- * in an RCU section, which must not sleep. Returns 0, -E2BIG when the
- * batch has no room left, -ENOMEM when no page can be had, or another
- * negative errno for a source that cannot be described.
+ * and appended to the batch at *nbv as xiw_tx_emit() does. They go on
+ * in the page the last payload ended in (tx->own_page), then in fresh
+ * ones: at an Ethernet MTU an FPDU's payload is a third of a page or
+ * less, and a page each would tie three times the memory TCP accounts
+ * for to the socket. Bytes of a page an skb still references are never
+ * written again: the page goes back into use only once the ring's is
+ * its last reference. The pages are taken before the source is looked
+ * at: its pages may be used only in an RCU section, which must not
+ * sleep. Returns 0, -E2BIG when the batch has no room left, -ENOMEM
+ * when no page can be had, or another negative errno for a source that
+ * cannot be described.
  */
 static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 			      int *nbv, int max, u32 fpdu)
 {
 	struct xiw_tx *tx = qp->tx;
-	u32 npg = DIV_ROUND_UP(len, PAGE_SIZE), first = tx->npinned;
+	/* Bytes that fit in the page the last payload ended in. */
+	u32 head = tx->own_page ? min_t(u32, len, PAGE_SIZE - tx->own_off) : 0;
+	u32 npg = DIV_ROUND_UP(len - head, PAGE_SIZE), first = tx->npinned;
+	u32 npc = npg + !!head;
 	/* The most markers these bytes and the trailer can hold. */
 	u32 nm = qp->wire.mpa.mrk_tx ? len / MPA_MARKER_INTERVAL + 2 : 0;
 	struct bio_vec *src = tx->piece, b;
-	u32 i, s = 0, soff = 0;
+	u32 i, s = 0, soff = 0, done, doff, l, k;
 	int n, rv;
 
 	/*
@@ -261,9 +270,13 @@ static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 	 * the trailer's, checked before anything is copied: an FPDU that
 	 * does not fit leads the next batch, and would be copied again.
 	 */
-	if (tx->npinned + npg > tx->cap || *nbv + npg + 3 * nm + 3 > max ||
+	if (tx->npinned + npc > tx->cap || *nbv + npc + 3 * nm + 3 > max ||
 	    tx->nmrk + nm > XIW_TX_MARKERS)
 		return -E2BIG;
+	if (head) {
+		get_page(tx->own_page);
+		tx->pinned[tx->npinned++] = tx->own_page;
+	}
 	for (i = 0; i < npg; i++) {
 		bool fresh;
 		struct page *page = xiw_tx_own_page(&fresh);
@@ -275,16 +288,17 @@ static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 	}
 	rcu_read_lock();
 	n = xiw_tx_sge_pieces(tx, off, len, src, XIW_TX_BVECS, false);
-	for (i = 0; n > 0 && i < npg; i++) {
+	for (i = 0, done = 0; n > 0 && i < npc; i++, done += l) {
 		u8 *dst = page_address(tx->pinned[first + i]);
-		u32 l = min_t(u32, len - i * PAGE_SIZE, PAGE_SIZE), done = 0;
 
-		while (done < l) {
-			u32 c = min(l - done, src[s].bv_len - soff);
+		doff = i == 0 && head ? tx->own_off : 0;
+		l = min_t(u32, len - done, PAGE_SIZE - doff);
+		for (k = 0; k < l; ) {
+			u32 c = min(l - k, src[s].bv_len - soff);
 
-			memcpy_from_page(dst + done, src[s].bv_page,
+			memcpy_from_page(dst + doff + k, src[s].bv_page,
 					 src[s].bv_offset + soff, c);
-			done += c;
+			k += c;
 			soff += c;
 			if (soff == src[s].bv_len) {
 				s++;
@@ -295,13 +309,29 @@ static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 	rcu_read_unlock();
 	if (n < 0)
 		return n;
-	for (i = 0; i < npg; i++) {
-		bvec_set_page(&b, tx->pinned[first + i],
-			      min_t(u32, len - i * PAGE_SIZE, PAGE_SIZE), 0);
+	for (i = 0, done = 0; i < npc; i++, done += l) {
+		doff = i == 0 && head ? tx->own_off : 0;
+		l = min_t(u32, len - done, PAGE_SIZE - doff);
+		bvec_set_page(&b, tx->pinned[first + i], l, doff);
 		rv = xiw_tx_emit(qp, &b, 1, nbv, max, fpdu);
 		if (rv)
 			return rv;
 	}
+	/* The next payload goes on where this one ended, if it left room. */
+	doff += l;
+	if (tx->own_page != tx->pinned[first + npc - 1]) {
+		if (tx->own_page)
+			put_page(tx->own_page);
+		tx->own_page = NULL;
+		if (doff < PAGE_SIZE) {
+			tx->own_page = tx->pinned[first + npc - 1];
+			get_page(tx->own_page);
+		}
+	} else if (doff == PAGE_SIZE) {
+		put_page(tx->own_page);
+		tx->own_page = NULL;
+	}
+	tx->own_off = doff;
 	return 0;
 }
 
