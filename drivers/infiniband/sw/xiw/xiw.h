@@ -578,6 +578,7 @@ int xiw_cm_init(void);
 void xiw_cm_exit(void);
 void xiw_cm_dev_stop(struct xiw_device *xdev);
 void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort);
+void xiw_cm_qp_closing_now(struct xiw_conn *conn);
 void xiw_cm_conn_get(struct xiw_conn *conn);
 void xiw_cm_conn_put(struct xiw_conn *conn);
 
@@ -605,6 +606,7 @@ void xiw_tx_arrays_free(struct xiw_tx_arrays *a);
 void xiw_tx_start(struct xiw_qp *qp);
 void xiw_tx_stop(struct xiw_qp *qp);
 void xiw_tx_flush(struct xiw_qp *qp);
+bool xiw_tx_busy(struct xiw_qp *qp);
 void xiw_tx_kick(struct xiw_qp *qp);
 void xiw_tx_continue(struct xiw_qp *qp);
 void xiw_tx_kick_queued(struct xiw_qp *qp);

@@ -299,6 +299,17 @@ static void xiw_conn_tcp_state(struct xiw_conn *conn)
 	}
 }
 
+/* SQD: what was posted before goes out ahead of the FIN. */
+static void xiw_conn_shutdown(struct xiw_conn *conn)
+{
+	lockdep_assert_held(&conn->lock);
+	if (conn->state != XIW_CONN_RTS || conn->fin_sent)
+		return;
+	xiw_tx_flush(conn->qp);
+	conn->fin_sent = true;
+	kernel_sock_shutdown(conn->sock, SHUT_WR);
+}
+
 static void xiw_conn_work(struct work_struct *work)
 {
 	struct xiw_conn *conn = container_of(work, struct xiw_conn, work);
@@ -310,13 +321,8 @@ static void xiw_conn_work(struct work_struct *work)
 		ibdev_dbg(&conn->xdev->ibdev, "conn %p: abort\n", conn);
 		xiw_conn_close(conn, true);
 	}
-	if (test_and_clear_bit(XIW_EV_SHUTDOWN, &conn->events) &&
-	    conn->state == XIW_CONN_RTS && !conn->fin_sent) {
-		/* SQD: what was posted before goes out ahead of the FIN. */
-		xiw_tx_flush(conn->qp);
-		conn->fin_sent = true;
-		kernel_sock_shutdown(conn->sock, SHUT_WR);
-	}
+	if (test_and_clear_bit(XIW_EV_SHUTDOWN, &conn->events))
+		xiw_conn_shutdown(conn);
 	if (test_and_clear_bit(XIW_EV_TIMEOUT, &conn->events)) {
 		/* MPA-14: a start-up that does not finish in time. */
 		xiw_count_if(conn->xdev, MPA_TIMEOUTS,
@@ -344,6 +350,25 @@ static void xiw_conn_work(struct work_struct *work)
 void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort)
 {
 	xiw_conn_event(conn, abort ? XIW_EV_ABORT : XIW_EV_SHUTDOWN);
+}
+
+/*
+ * From modify_qp and destroy_qp, which may sleep and hold no QP lock
+ * here: do what xiw_cm_qp_closing() queued in the caller's context, so
+ * that the reset or FIN is out and, on an abort, CLOSE raised and the
+ * conn's hold on the QP dropped before the verb returns. The queued run
+ * then finds its event taken. A disconnect followed at once by
+ * destroy_qp, as rdma_cm's users do, thus waits in destroy_qp for the
+ * iw_cm alone, not for our work too.
+ */
+void xiw_cm_qp_closing_now(struct xiw_conn *conn)
+{
+	mutex_lock(&conn->lock);
+	if (test_and_clear_bit(XIW_EV_ABORT, &conn->events))
+		xiw_conn_close(conn, true);
+	if (test_and_clear_bit(XIW_EV_SHUTDOWN, &conn->events))
+		xiw_conn_shutdown(conn);
+	mutex_unlock(&conn->lock);
 }
 
 /*

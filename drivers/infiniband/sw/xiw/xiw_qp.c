@@ -160,16 +160,21 @@ struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn)
 int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct xiw_qp *qp = to_xqp(ibqp);
+	struct xiw_conn *conn = NULL;
 
 	xa_erase(&qp->xdev->qp_xa, ibqp->qp_num);
 	/*
 	 * The CM and a connection may still hold references; they let go
-	 * once the connection is closed (entering ERR above aborts it).
+	 * once the connection is closed. Entering ERR aborts it, here and
+	 * now, so what is left to wait for is the iw_cm's reference.
 	 */
 	mutex_lock(&qp->state_lock);
-	if (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET)
+	if (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET) {
 		xiw_qp_set_state(qp, IB_QPS_ERR);
+		conn = xiw_qp_closing_conn(qp);
+	}
 	mutex_unlock(&qp->state_lock);
+	xiw_qp_closing_finish(qp, conn);
 	xiw_qp_put(qp);
 	wait_for_completion(&qp->released);
 	xiw_rx_destroy(qp);

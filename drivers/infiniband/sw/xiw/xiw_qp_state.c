@@ -270,6 +270,39 @@ void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
 		xiw_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
+/*
+ * Under state_lock, right after xiw_qp_set_state(): the conn it asked to
+ * close (ERR, RESET or SQD), referenced, for xiw_qp_closing_finish() to
+ * finish once state_lock is dropped; NULL if there is none.
+ */
+struct xiw_conn *xiw_qp_closing_conn(struct xiw_qp *qp)
+{
+	struct xiw_conn *conn = qp->conn;
+
+	lockdep_assert_held(&qp->state_lock);
+	if (!conn || (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET &&
+		      qp->state != IB_QPS_SQD))
+		return NULL;
+	xiw_cm_conn_get(conn);
+	return conn;
+}
+
+/*
+ * In a verb's own context, which may sleep; takes the conn's lock. Not
+ * from a work item, nor while a transmit pass runs: a kernel consumer's
+ * QP event handler (raised by a pass, under pass_lock) or completion
+ * handler that calls a verb would wait here for its own pass or work
+ * (xiw_qp_stop_wire()). The work xiw_qp_set_state() queued does it then.
+ */
+void xiw_qp_closing_finish(struct xiw_qp *qp, struct xiw_conn *conn)
+{
+	if (!conn)
+		return;
+	if (!current_work() && !xiw_tx_busy(qp))
+		xiw_cm_qp_closing_now(conn);
+	xiw_cm_conn_put(conn);
+}
+
 /* The transitions modify_qp accepts, from the verbs state diagram. */
 static bool xiw_transition_ok(enum ib_qp_state cur, enum ib_qp_state new)
 {
@@ -298,6 +331,7 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_udata *udata)
 {
 	struct xiw_qp *qp = to_xqp(ibqp);
+	struct xiw_conn *conn = NULL;
 	enum ib_qp_state cur, new;
 	int rv = -EINVAL;
 
@@ -359,11 +393,14 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->ord = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->ird = attr->max_dest_rd_atomic;
-	if (new != cur || new == IB_QPS_ERR)
+	if (new != cur || new == IB_QPS_ERR) {
 		xiw_qp_set_state(qp, new);
+		conn = xiw_qp_closing_conn(qp);
+	}
 	rv = 0;
 out:
 	mutex_unlock(&qp->state_lock);
+	xiw_qp_closing_finish(qp, conn);
 	return rv;
 }
 

@@ -620,6 +620,12 @@ void xiw_tx_kick_queued(struct xiw_qp *qp)
 		xiw_tx_kick(qp);
 }
 
+/* A transmit pass runs, in this context or another. */
+bool xiw_tx_busy(struct xiw_qp *qp)
+{
+	return mutex_is_locked(&qp->tx->pass_lock);
+}
+
 /* No socket callback can kick us any more; wait out a running pass. */
 void xiw_tx_stop(struct xiw_qp *qp)
 {
