@@ -146,10 +146,10 @@ struct xiw_tx {
 	struct xiw_zc_ctx *zc_ctx;	/* NULL: this connection copies */
 	struct page *zpage;	/* a zero-copy batch's own bytes */
 	/*
-	 * The page of ours (tx_own_pages) the last copied payload ended in,
-	 * referenced, and where in it: the next payload goes on from there
-	 * (own_off below PAGE_SIZE), so that FPDUs smaller than a page share
-	 * pages rather than take one each.
+	 * The page of ours (tx_own_pages) the message's last copied FPDU
+	 * ended in, referenced, and where in it: its next FPDU goes on from
+	 * there (own_off below PAGE_SIZE), so that FPDUs smaller than a page
+	 * share pages rather than take one each. None between messages.
 	 */
 	struct page *own_page;
 	u32 own_off;

@@ -240,10 +240,10 @@ static int xiw_tx_copy_payload(struct xiw_tx *tx, u32 off, u32 len, u8 *dst)
  * The message's bytes [off, off + len) copied into pages of our own
  * (xiw_tx_own_page()), each referenced by the batch until TCP has it,
  * and appended to the batch at *nbv as xiw_tx_emit() does. They go on
- * in the page the last payload ended in (tx->own_page), then in fresh
- * ones: at an Ethernet MTU an FPDU's payload is a third of a page or
- * less, and a page each would tie three times the memory TCP accounts
- * for to the socket. Bytes of a page an skb still references are never
+ * in the page the message's last FPDU ended in (tx->own_page), then in
+ * fresh ones: at an Ethernet MTU an FPDU's payload is a third of a page
+ * or less, and a page each would tie three times the memory TCP
+ * accounts for to the socket. Bytes of a page an skb still references are never
  * written again: the page goes back into use only once the ring's is
  * its last reference. The pages are taken before the source is looked
  * at: its pages may be used only in an RCU section, which must not
@@ -263,6 +263,7 @@ static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 	u32 nm = qp->wire.mpa.mrk_tx ? len / MPA_MARKER_INTERVAL + 2 : 0;
 	struct bio_vec *src = tx->piece, b;
 	u32 i, s = 0, soff = 0, done, doff, l, k;
+	bool keep;
 	int n, rv;
 
 	/*
@@ -317,17 +318,21 @@ static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 		if (rv)
 			return rv;
 	}
-	/* The next payload goes on where this one ended, if it left room. */
+	/*
+	 * The message's next FPDU goes on where this one ended, if it left
+	 * room. Its last lets the page go: an idle QP holds none.
+	 */
 	doff += l;
+	keep = doff < PAGE_SIZE && off + len < tx->msg.len;
 	if (tx->own_page != tx->pinned[first + npc - 1]) {
 		if (tx->own_page)
 			put_page(tx->own_page);
 		tx->own_page = NULL;
-		if (doff < PAGE_SIZE) {
+		if (keep) {
 			tx->own_page = tx->pinned[first + npc - 1];
 			get_page(tx->own_page);
 		}
-	} else if (doff == PAGE_SIZE) {
+	} else if (!keep) {
 		put_page(tx->own_page);
 		tx->own_page = NULL;
 	}
