@@ -237,19 +237,32 @@ static int xiw_tx_copy_payload(struct xiw_tx *tx, u32 off, u32 len, u8 *dst)
 }
 
 /*
+ * Where the i-th page of xiw_tx_own_payload()'s payload takes its bytes
+ * (*doff) and how many (returned), done of len placed before it: the
+ * first goes on at own_off when it is the QP's page (head), others
+ * start at 0.
+ */
+static u32 xiw_tx_own_span(const struct xiw_tx *tx, u32 i, u32 head,
+			   u32 len, u32 done, u32 *doff)
+{
+	*doff = i == 0 && head ? tx->own_off : 0;
+	return min_t(u32, len - done, PAGE_SIZE - *doff);
+}
+
+/*
  * The message's bytes [off, off + len) copied into pages of our own
  * (xiw_tx_own_page()), each referenced by the batch until TCP has it,
  * and appended to the batch at *nbv as xiw_tx_emit() does. They go on
  * in the page the message's last FPDU ended in (tx->own_page), then in
  * fresh ones: at an Ethernet MTU an FPDU's payload is a third of a page
  * or less, and a page each would tie three times the memory TCP
- * accounts for to the socket. Bytes of a page an skb still references are never
- * written again: the page goes back into use only once the ring's is
- * its last reference. The pages are taken before the source is looked
- * at: its pages may be used only in an RCU section, which must not
- * sleep. Returns 0, -E2BIG when the batch has no room left, -ENOMEM
- * when no page can be had, or another negative errno for a source that
- * cannot be described.
+ * accounts for to the socket. Bytes of a page an skb still references
+ * are never written again: the page goes back into use only once the
+ * ring's is its last reference. The pages are taken before the source
+ * is looked at: its pages may be used only in an RCU section, which
+ * must not sleep. Returns 0, -E2BIG when the batch has no room left,
+ * -ENOMEM when no page can be had, or another negative errno for a
+ * source that cannot be described.
  */
 static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 			      int *nbv, int max, u32 fpdu)
@@ -263,6 +276,7 @@ static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 	u32 nm = qp->wire.mpa.mrk_tx ? len / MPA_MARKER_INTERVAL + 2 : 0;
 	struct bio_vec *src = tx->piece, b;
 	u32 i, s = 0, soff = 0, done, doff, l, k;
+	struct page *last;
 	bool keep;
 	int n, rv;
 
@@ -292,8 +306,7 @@ static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 	for (i = 0, done = 0; n > 0 && i < npc; i++, done += l) {
 		u8 *dst = page_address(tx->pinned[first + i]);
 
-		doff = i == 0 && head ? tx->own_off : 0;
-		l = min_t(u32, len - done, PAGE_SIZE - doff);
+		l = xiw_tx_own_span(tx, i, head, len, done, &doff);
 		for (k = 0; k < l; ) {
 			u32 c = min(l - k, src[s].bv_len - soff);
 
@@ -311,8 +324,7 @@ static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 	if (n < 0)
 		return n;
 	for (i = 0, done = 0; i < npc; i++, done += l) {
-		doff = i == 0 && head ? tx->own_off : 0;
-		l = min_t(u32, len - done, PAGE_SIZE - doff);
+		l = xiw_tx_own_span(tx, i, head, len, done, &doff);
 		bvec_set_page(&b, tx->pinned[first + i], l, doff);
 		rv = xiw_tx_emit(qp, &b, 1, nbv, max, fpdu);
 		if (rv)
@@ -323,19 +335,13 @@ static int xiw_tx_own_payload(struct xiw_qp *qp, u32 off, u32 len,
 	 * room. Its last lets the page go: an idle QP holds none.
 	 */
 	doff += l;
+	last = tx->pinned[first + npc - 1];
 	keep = doff < PAGE_SIZE && off + len < tx->msg.len;
-	if (tx->own_page != tx->pinned[first + npc - 1]) {
-		if (tx->own_page)
-			put_page(tx->own_page);
-		tx->own_page = NULL;
-		if (keep) {
-			tx->own_page = tx->pinned[first + npc - 1];
-			get_page(tx->own_page);
-		}
-	} else if (!keep) {
+	if (keep)
+		get_page(last);		/* before the put: it may be own_page */
+	if (tx->own_page)
 		put_page(tx->own_page);
-		tx->own_page = NULL;
-	}
+	tx->own_page = keep ? last : NULL;
 	tx->own_off = doff;
 	return 0;
 }
