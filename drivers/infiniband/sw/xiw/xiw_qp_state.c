@@ -271,19 +271,19 @@ void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
 }
 
 /*
- * Under state_lock, right after xiw_qp_set_state(): the conn it asked to
- * close (ERR, RESET or SQD), referenced, for xiw_qp_closing_finish() to
- * finish once state_lock is dropped; NULL if there is none.
+ * Under state_lock, right after xiw_qp_set_state(): the conn, referenced,
+ * for xiw_qp_closing_finish() once state_lock is dropped; NULL if there
+ * is none. A QP with a conn is in RTS, SQD or (after a data-path error,
+ * until the CM ends the conn) ERR, so every change the verbs make to it
+ * is to ERR, RESET or SQD, each of which asked the conn to close.
  */
 struct xiw_conn *xiw_qp_closing_conn(struct xiw_qp *qp)
 {
 	struct xiw_conn *conn = qp->conn;
 
 	lockdep_assert_held(&qp->state_lock);
-	if (!conn || (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET &&
-		      qp->state != IB_QPS_SQD))
-		return NULL;
-	xiw_cm_conn_get(conn);
+	if (conn)
+		xiw_cm_conn_get(conn);
 	return conn;
 }
 
