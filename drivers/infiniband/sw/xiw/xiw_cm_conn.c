@@ -346,20 +346,39 @@ static void xiw_conn_work(struct work_struct *work)
 	xiw_conn_put(conn);	/* this run's reference */
 }
 
-/* From the QP state machine: the QP entered ERR (abort) or SQD (close). */
-void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort)
+/*
+ * From the QP state machine: the QP entered ERR (abort) or SQD (close).
+ * With queue false the caller is a verb that does the close itself right
+ * after (xiw_cm_qp_closing_now()), or queues it (xiw_cm_qp_closing_kick())
+ * where it may not: the event is only marked, so no worker is woken to
+ * contend with the verb for the conn's lock.
+ */
+void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort, bool queue)
 {
-	xiw_conn_event(conn, abort ? XIW_EV_ABORT : XIW_EV_SHUTDOWN);
+	int ev = abort ? XIW_EV_ABORT : XIW_EV_SHUTDOWN;
+
+	if (queue)
+		xiw_conn_event(conn, ev);
+	else
+		set_bit(ev, &conn->events);
+}
+
+/* The work, for what xiw_cm_qp_closing() marked without queueing it. */
+void xiw_cm_qp_closing_kick(struct xiw_conn *conn)
+{
+	kref_get(&conn->ref);
+	if (!queue_work(xiw_cm_wq, &conn->work))
+		xiw_conn_put(conn);
 }
 
 /*
  * From modify_qp and destroy_qp, which may sleep and hold no QP lock
- * here: do what xiw_cm_qp_closing() queued in the caller's context, so
+ * here: do what xiw_cm_qp_closing() marked in the caller's context, so
  * that the reset or FIN is out and, on an abort, CLOSE raised and the
- * conn's hold on the QP dropped before the verb returns. The queued run
- * then finds its event taken. A disconnect followed at once by
- * destroy_qp, as rdma_cm's users do, thus waits in destroy_qp for the
- * iw_cm alone, not for our work too.
+ * conn's hold on the QP dropped before the verb returns. A run of the
+ * work in between (for another event) may have taken it first. A
+ * disconnect followed at once by destroy_qp, as rdma_cm's users do,
+ * thus waits in destroy_qp for the iw_cm alone, not for our work too.
  */
 void xiw_cm_qp_closing_now(struct xiw_conn *conn)
 {

@@ -169,10 +169,8 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * now, so what is left to wait for is the iw_cm's reference.
 	 */
 	mutex_lock(&qp->state_lock);
-	if (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET) {
-		xiw_qp_set_state(qp, IB_QPS_ERR);
-		conn = xiw_qp_closing_conn(qp);
-	}
+	if (qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET)
+		conn = xiw_qp_verb_set_state(qp, IB_QPS_ERR);
 	mutex_unlock(&qp->state_lock);
 	xiw_qp_closing_finish(qp, conn);
 	xiw_qp_put(qp);

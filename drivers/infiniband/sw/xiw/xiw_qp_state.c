@@ -226,8 +226,9 @@ static void xiw_qp_hold_queues(struct xiw_qp *qp, bool hold)
 	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 }
 
-/* Must hold state_lock. */
-void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
+/* Must hold state_lock. queue_close: see xiw_cm_qp_closing(). */
+static void xiw_qp_change_state(struct xiw_qp *qp, enum ib_qp_state state,
+				bool queue_close)
 {
 	unsigned long irqflags;
 
@@ -259,9 +260,9 @@ void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
 	 * gracefully (FIN); the CM's work does it, and reports CLOSE.
 	 */
 	if (qp->conn && (state == IB_QPS_ERR || state == IB_QPS_RESET))
-		xiw_cm_qp_closing(qp->conn, true);
+		xiw_cm_qp_closing(qp->conn, true, queue_close);
 	else if (qp->conn && state == IB_QPS_SQD)
-		xiw_cm_qp_closing(qp->conn, false);
+		xiw_cm_qp_closing(qp->conn, false, queue_close);
 	/*
 	 * A QP on an SRQ takes no more receives once in ERR: tell the
 	 * consumer it may now destroy it without losing SRQ entries.
@@ -270,18 +271,28 @@ void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
 		xiw_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
+/* Must hold state_lock. */
+void xiw_qp_set_state(struct xiw_qp *qp, enum ib_qp_state state)
+{
+	xiw_qp_change_state(qp, state, true);
+}
+
 /*
- * Under state_lock, right after xiw_qp_set_state(): the conn, referenced,
- * for xiw_qp_closing_finish() once state_lock is dropped; NULL if there
- * is none. A QP with a conn is in RTS, SQD or (after a data-path error,
- * until the CM ends the conn) ERR, so every change the verbs make to it
- * is to ERR, RESET or SQD, each of which asked the conn to close.
+ * As xiw_qp_set_state(), for modify_qp and destroy_qp under state_lock,
+ * which close the conn themselves: the close is only marked, and the
+ * conn returned, referenced, for xiw_qp_closing_finish() once state_lock
+ * is dropped; NULL if there is none. A QP with a conn is in RTS, SQD or
+ * (after a data-path error, until the CM ends the conn) ERR, so every
+ * change the verbs make to it is to ERR, RESET or SQD, each of which
+ * asks the conn to close.
  */
-struct xiw_conn *xiw_qp_closing_conn(struct xiw_qp *qp)
+struct xiw_conn *xiw_qp_verb_set_state(struct xiw_qp *qp,
+				       enum ib_qp_state state)
 {
 	struct xiw_conn *conn = qp->conn;
 
 	lockdep_assert_held(&qp->state_lock);
+	xiw_qp_change_state(qp, state, false);
 	if (conn)
 		xiw_cm_conn_get(conn);
 	return conn;
@@ -292,7 +303,7 @@ struct xiw_conn *xiw_qp_closing_conn(struct xiw_qp *qp)
  * from a work item, nor while a transmit pass runs: a kernel consumer's
  * QP event handler (raised by a pass, under pass_lock) or completion
  * handler that calls a verb would wait here for its own pass or work
- * (xiw_qp_stop_wire()). The work xiw_qp_set_state() queued does it then.
+ * (xiw_qp_stop_wire()). The CM's work, queued, does it then.
  */
 void xiw_qp_closing_finish(struct xiw_qp *qp, struct xiw_conn *conn)
 {
@@ -300,6 +311,8 @@ void xiw_qp_closing_finish(struct xiw_qp *qp, struct xiw_conn *conn)
 		return;
 	if (!current_work() && !xiw_tx_busy(qp))
 		xiw_cm_qp_closing_now(conn);
+	else
+		xiw_cm_qp_closing_kick(conn);
 	xiw_cm_conn_put(conn);
 }
 
@@ -393,10 +406,8 @@ int xiw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->ord = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->ird = attr->max_dest_rd_atomic;
-	if (new != cur || new == IB_QPS_ERR) {
-		xiw_qp_set_state(qp, new);
-		conn = xiw_qp_closing_conn(qp);
-	}
+	if (new != cur || new == IB_QPS_ERR)
+		conn = xiw_qp_verb_set_state(qp, new);
 	rv = 0;
 out:
 	mutex_unlock(&qp->state_lock);
