@@ -3,12 +3,13 @@
  * Connection management: the iw_cm device operations over kernel TCP
  * sockets, and MPA start-up (RFC 5044 section 7, RFC 6581).
  *
- * A struct xiw_conn is one TCP connection (or one listening socket). All
- * of its state changes happen in its work item, on xiw_cm_wq, under
- * conn->lock; socket callbacks (softirq) only record an event bit and
- * queue that work. So a slow peer stalls nobody but its own connection,
- * and a connect never blocks the caller: the TCP connect is non-blocking
- * and MPA runs in the work item.
+ * A struct xiw_conn is one TCP connection (or one listening socket). Its
+ * state changes under conn->lock: in its work item, on xiw_cm_wq, in the
+ * iw_cm's calls, and in modify_qp and destroy_qp, which close it
+ * themselves (xiw_cm_qp_closing_now()); socket callbacks (softirq) only
+ * record an event bit and queue the work. So a slow peer stalls nobody
+ * but its own connection, and a connect never blocks the caller: the
+ * TCP connect is non-blocking and MPA runs in the work item.
  *
  * Events to the iw_cm follow its contract (see iwcm.c): after a
  * successful iw_connect exactly one CONNECT_REPLY; after a successful

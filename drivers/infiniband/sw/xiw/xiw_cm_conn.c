@@ -363,7 +363,10 @@ void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort, bool queue)
 		set_bit(ev, &conn->events);
 }
 
-/* The work, for what xiw_cm_qp_closing() marked without queueing it. */
+/*
+ * The work, for what xiw_cm_qp_closing() marked without queueing it. The
+ * caller holds a reference of its own; the queued run takes another.
+ */
 void xiw_cm_qp_closing_kick(struct xiw_conn *conn)
 {
 	kref_get(&conn->ref);
@@ -375,10 +378,10 @@ void xiw_cm_qp_closing_kick(struct xiw_conn *conn)
  * From modify_qp and destroy_qp, which may sleep and hold no QP lock
  * here: do what xiw_cm_qp_closing() marked in the caller's context, so
  * that the reset or FIN is out and, on an abort, CLOSE raised and the
- * conn's hold on the QP dropped before the verb returns. A run of the
- * work in between (for another event) may have taken it first. A
- * disconnect followed at once by destroy_qp, as rdma_cm's users do,
- * thus waits in destroy_qp for the iw_cm alone, not for our work too.
+ * conn's hold on the QP dropped before the verb returns. A disconnect
+ * followed at once by destroy_qp, as rdma_cm's users do, thus waits in
+ * destroy_qp for the iw_cm alone, not for our work too. A run of the
+ * work in between (for another event) may have taken the event first.
  */
 void xiw_cm_qp_closing_now(struct xiw_conn *conn)
 {

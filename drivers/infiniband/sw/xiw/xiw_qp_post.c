@@ -277,7 +277,7 @@ int xiw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	/*
 	 * Only a QP in ERR flushes at the doorbell: in any other state we
 	 * ring without sq_lock. The provider publishes its slot, fences,
-	 * then rings; xiw_qp_set_state() stores the state, fences, then
+	 * then rings; xiw_qp_change_state() stores the state, fences, then
 	 * flushes what is published. So a look that misses ERR means that
 	 * flush sees the slot, and one that sees it decides under the lock.
 	 */

@@ -257,7 +257,8 @@ static void xiw_qp_change_state(struct xiw_qp *qp, enum ib_qp_state state,
 	spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 	/*
 	 * The connection follows: ERR aborts it (RST), SQD closes it
-	 * gracefully (FIN); the CM's work does it, and reports CLOSE.
+	 * gracefully (FIN); the CM's work does it, or the verb that made the
+	 * change (xiw_qp_closing_finish()), and reports CLOSE.
 	 */
 	if (qp->conn && (state == IB_QPS_ERR || state == IB_QPS_RESET))
 		xiw_cm_qp_closing(qp->conn, true, queue_close);
@@ -292,9 +293,9 @@ struct xiw_conn *xiw_qp_verb_set_state(struct xiw_qp *qp,
 	struct xiw_conn *conn = qp->conn;
 
 	lockdep_assert_held(&qp->state_lock);
-	xiw_qp_change_state(qp, state, false);
 	if (conn)
 		xiw_cm_conn_get(conn);
+	xiw_qp_change_state(qp, state, false);
 	return conn;
 }
 
