@@ -104,13 +104,19 @@ void xiw_conn_free_frame(struct xiw_conn *conn)
 	conn->frame = NULL;
 }
 
-/* Queue the work with an event; the queued run owns a reference. */
-void xiw_conn_event(struct xiw_conn *conn, int ev)
+/* Queue the work; the queued run owns a reference. */
+static void xiw_conn_queue(struct xiw_conn *conn)
 {
-	set_bit(ev, &conn->events);
 	kref_get(&conn->ref);
 	if (!queue_work(xiw_cm_wq, &conn->work))
 		xiw_conn_put(conn);
+}
+
+/* Queue the work with an event. */
+void xiw_conn_event(struct xiw_conn *conn, int ev)
+{
+	set_bit(ev, &conn->events);
+	xiw_conn_queue(conn);
 }
 
 static void xiw_conn_timeout(struct work_struct *work)
@@ -369,9 +375,7 @@ void xiw_cm_qp_closing(struct xiw_conn *conn, bool abort, bool queue)
  */
 void xiw_cm_qp_closing_kick(struct xiw_conn *conn)
 {
-	kref_get(&conn->ref);
-	if (!queue_work(xiw_cm_wq, &conn->work))
-		xiw_conn_put(conn);
+	xiw_conn_queue(conn);
 }
 
 /*
