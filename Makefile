@@ -115,11 +115,14 @@ tcg-prof:
 lat-trace:
 	scripts/lat-trace.sh
 
-# The QEMU plugin tcg-prof loads (make check builds it too).
+# The QEMU plugin tcg-prof loads, and the library it preloads into cmtime
+# (make check builds both).
 tcg-prof-plugin:
 	mkdir -p $(BUILD)
 	cc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
 		-o $(BUILD)/tbprof.so scripts/tcg-prof/tbprof.c -lpthread
+	cc -O2 -Wall -Wextra -Werror -shared -fPIC \
+		-o $(BUILD)/cmtime-steps.so scripts/tcg-prof/cmtime-steps.c -ldl
 
 fuzz:
 	scripts/fuzz.sh

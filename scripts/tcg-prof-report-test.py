@@ -20,6 +20,7 @@ ffffffff81001000 T tcp_sendmsg
 ffffffff81002000 T __schedule
 ffffffff81003000 T process_one_work
 ffffffff81004000 T hrtimer_interrupt
+ffffffff81005000 T native_queued_spin_lock_slowpath
 ffffffffc0000000 t xiw_tx_build\t[xiw]
 ffffffffc0100000 t siw_tx_hdt\t[siw]
 """
@@ -119,6 +120,83 @@ class Report(unittest.TestCase):
             self.write('setup', text)
             rc, _ = self.run_report()
             self.assertEqual(rc, 1, text)
+
+    def test_spin_waits_kept_apart(self):
+        for dev, spins in (('xiw0', (5, 500)), ('siw0', (300, 30))):
+            for n, spin in zip((10, 20), spins):
+                self.snaps(dev, n, [(0xffffffff81005000, 1, spin / n)],
+                           extra_noise=0)
+        rc, out = self.run_report()
+        self.assertEqual(rc, 0)
+        lines = {l.split('  ')[1].strip(): l for l in out.splitlines()
+                 if l.startswith('  ') and '  ' in l[2:]}
+        # tcp_sendmsg and its body only: the spinning is not work
+        self.assertRegex(lines['work insns'], r'18\.0\s+18\.0\s+1\.00')
+        # (500 - 5) / 10 and (30 - 300) / 10
+        self.assertRegex(lines['spin insns'], r'49\.5\s+-27\.0')
+        self.assertNotIn('native_queued_spin_lock_slowpath', out)
+
+    def cmtime_snaps(self, dev, n, va, steps=('mid', 'end')):
+        """pre, mid, end, post: the driver's block runs 3 times per
+        connection in the connect step, 2 in the disconnect step and 1
+        after it; tcp_sendmsg 7 times per connection in the connect step,
+        2 after the disconnect step."""
+        name = '%s-cmtime-%d' % (dev, n)
+        counts = (('pre', 0, 0), ('mid', 3 * n, 7 * n),
+                  ('end', 5 * n, 7 * n), ('post', 6 * n, 9 * n))
+        for what, drv, tcp in counts:
+            if what in ('mid', 'end') and what not in steps:
+                continue
+            self.write('snap-%s-%s.tsv' % (what, name),
+                       block(va, 40, drv) + block(0xffffffff81001000, 10, tcp))
+
+    def test_cmtime_steps_apart(self):
+        self.write('done', '10 20 64 cmtime\n')
+        for dev, va in (('xiw0', 0xffffffffc0000000),
+                        ('siw0', 0xffffffffc0100000)):
+            for n in (10, 20):
+                self.cmtime_snaps(dev, n, va)
+        rc, out = self.run_report()
+        self.assertEqual(rc, 0)
+        parts = out.split('cmtime, ')
+        self.assertEqual(len(parts), 3)
+        whole, conn, disc = parts
+
+        def work(text):
+            for l in text.splitlines():
+                if l.strip().startswith('work insns'):
+                    return l
+            self.fail('no work row in %r' % text)
+        self.assertRegex(work(whole), r'330\.0\s+330\.0')
+        self.assertTrue(conn.startswith('connect step'))
+        self.assertRegex(work(conn), r'190\.0\s+190\.0')
+        self.assertTrue(disc.startswith('disconnect step'))
+        self.assertRegex(work(disc), r'80\.0\s+80\.0')
+
+    def test_cmtime_without_steps(self):
+        self.write('done', '10 20 64 cmtime\n')
+        for dev, va in (('xiw0', 0xffffffffc0000000),
+                        ('siw0', 0xffffffffc0100000)):
+            for n in (10, 20):
+                self.cmtime_snaps(dev, n, va, steps=())
+        rc, out = self.run_report()
+        self.assertEqual(rc, 0)
+        self.assertIn('\ncmtime\n', out)
+        self.assertNotIn('step', out)
+
+    def test_cmtime_steps_incomplete(self):
+        """One end snapshot missing (siw0's long run): the whole only."""
+        self.write('done', '10 20 64 cmtime\n')
+        for dev, va in (('xiw0', 0xffffffffc0000000),
+                        ('siw0', 0xffffffffc0100000)):
+            for n in (10, 20):
+                self.cmtime_snaps(dev, n, va, steps=(
+                    ('mid',) if (dev, n) == ('siw0', 20) else
+                    ('mid', 'end')))
+        rc, out = self.run_report()
+        self.assertEqual(rc, 0)
+        self.assertIn('\ncmtime\n', out)
+        self.assertNotIn('step', out)
 
     def test_missing_done_fails(self):
         os.unlink(os.path.join(self.d, 'done'))

@@ -11,8 +11,13 @@ the QP count and CRC setting, if not one QP with CRC off). Kernel
 addresses are named from DIR/kallsyms. Left out of the kernel's totals,
 and shown apart: the system-call entry and gettimeofday path (perftest
 calibrates its clock by calling gettimeofday for a fixed time, so their
-count varies from run to run) and the timer tick (which grows with
-elapsed time, not with work). Exit status 1 if a snapshot is missing.
+count varies from run to run), the timer tick (which grows with
+elapsed time, not with work) and spin-waits (a vCPU waiting in a lock's
+slow path for the other one to let go: under emulation they count time,
+not work). For cmtime, whose client asks for two more snapshots
+(mid-* and end-*, scripts/tcg-prof/cmtime-steps.c), the connect step
+(pre to mid) and the disconnect step (mid to end) are reported apart
+too. Exit status 1 if a snapshot is missing.
 """
 import bisect
 import collections
@@ -29,6 +34,12 @@ NOISE = re.compile(r'^(entry_SYSCALL_64\w*|do_syscall_64|x64_sys_call|'
                    r'fpregs_assert_state_consistent|__put_user_(nocheck_)?8|'
                    r'__x64_sys_gettimeofday|ktime_get_real_ts64|read_hpet|'
                    r'read_tsc|__x64_sys_clock_gettime|put_timespec64)$')
+# a vCPU spinning until the other one lets go: functions whose
+# instructions are almost all the wait (the slow paths of queued
+# spinlocks and rwlocks, a mutex's optimistic spinning)
+SPIN = re.compile(r'^(native_queued_spin_lock_slowpath|queued_(read|write)_'
+                  r'lock_slowpath|__pv_queued_spin_lock_slowpath|'
+                  r'mutex_spin_on_owner|osq_lock)$')
 TICK = re.compile(r'(apic_timer|hrtimer|^tick_|_tick$|_tick_|'
                   r'update_process_times|clockevents|lapic_next|'
                   r'^irq_enter|^irq_exit|rcu_sched_clock|^account_|'
@@ -64,6 +75,8 @@ def group(name):
     fn = name.split(' ')[0]
     if NOISE.match(fn):
         return 'syscall/clock'
+    if SPIN.match(fn):
+        return 'spin'
     if TICK.search(fn):
         return 'tick'
     return name[name.index('['):] if '[' in name else 'kernel'
@@ -81,10 +94,11 @@ def load(path):
     return blocks
 
 
-def window(d, syms, name):
-    """Per-symbol sums over the blocks run between pre-NAME and post-NAME."""
-    pre = load(os.path.join(d, 'snap-pre-%s.tsv' % name))
-    post = load(os.path.join(d, 'snap-post-%s.tsv' % name))
+def window(d, syms, name, first='pre', last='post'):
+    """Per-symbol sums over the blocks run between FIRST-NAME and
+    LAST-NAME."""
+    pre = load(os.path.join(d, 'snap-%s-%s.tsv' % (first, name)))
+    post = load(os.path.join(d, 'snap-%s-%s.tsv' % (last, name)))
     # per symbol: instructions, block runs, calls (runs of its first
     # block), then each of KINDS
     sums = collections.defaultdict(lambda: [0.0] * NCOLS)
@@ -106,9 +120,9 @@ def window(d, syms, name):
     return sums, user
 
 
-def per_iteration(d, syms, dev, prog, n1, n2):
-    a, ua = window(d, syms, '%s-%s-%d' % (dev, prog, n1))
-    b, ub = window(d, syms, '%s-%s-%d' % (dev, prog, n2))
+def per_iteration(d, syms, dev, prog, n1, n2, first='pre', last='post'):
+    a, ua = window(d, syms, '%s-%s-%d' % (dev, prog, n1), first, last)
+    b, ub = window(d, syms, '%s-%s-%d' % (dev, prog, n2), first, last)
     n = n2 - n1
     out = {}
     for sym in set(a) | set(b):
@@ -122,7 +136,7 @@ def totals(per):
     t = collections.Counter()
     for sym, v in per.items():
         g = group(sym)
-        key = 'work' if g not in ('syscall/clock', 'tick') else g
+        key = 'work' if g not in ('syscall/clock', 'tick', 'spin') else g
         t[key + ' insns'] += v[0]
         if key == 'work':
             t['blocks'] += v[1]
@@ -158,6 +172,50 @@ def read_setup(path):
     return qps, crc
 
 
+STEPS = (('connect step', 'pre', 'mid'), ('disconnect step', 'mid', 'end'))
+
+
+def has_steps(d, prog, n1, n2):
+    """Whether cmtime's client left the snapshots around its steps; a
+    note on stderr if it left some and not others."""
+    if prog != 'cmtime':
+        return False
+    have = [os.path.exists(os.path.join(d, 'snap-%s-%s-%s-%d.tsv' %
+                                        (w, dev, prog, n)))
+            for w in ('mid', 'end') for dev in ('xiw0', 'siw0')
+            for n in (n1, n2)]
+    if any(have) and not all(have):
+        print('tcg-prof-report: cmtime: step snapshots incomplete, steps'
+              ' not reported', file=sys.stderr)
+    return all(have)
+
+
+def section(title, rx, rs, top):
+    """One table: xiw0's and siw0's per-iteration counts side by side."""
+    tx, ux = rx
+    ts, us = rs
+    a, b = totals(tx), totals(ts)
+    a['driver'] = a['driver [xiw]']
+    b['driver'] = b['driver [siw]']
+    print('\n%s\n%s' % (title, '-' * len(title)))
+    print('  %-26s %10s %10s %7s' % ('', 'xiw0', 'siw0', 'xiw/siw'))
+    for key in ('work insns', 'driver', 'blocks') + KINDS + (
+            'context switches', 'work items', 'syscall/clock insns',
+            'tick insns', 'spin insns'):
+        ratio = '%.2f' % (a[key] / b[key]) if b[key] >= 0.5 else '-'
+        print('  %-26s %10.1f %10.1f %7s' % (key, a[key], b[key], ratio))
+    print('  %-26s %10.0f %10.0f   (busy polling: grows with time)' %
+          ('user insns', ux, us))
+    syms = [s for s in set(tx) | set(ts)
+            if group(s) not in ('syscall/clock', 'tick', 'spin')]
+    syms.sort(key=lambda s: -abs(tx.get(s, [0])[0] - ts.get(s, [0])[0]))
+    print('  largest differences (instructions; calls):')
+    for s in syms[:top]:
+        x, y = tx.get(s, [0.0] * NCOLS), ts.get(s, [0.0] * NCOLS)
+        print('    %-44s %8.0f %8.0f  %6.1f %6.1f' %
+              (s[:44], x[0], y[0], x[2], y[2]))
+
+
 def main_args(args):
     if len(args) not in (1, 2):
         print(__doc__.strip(), file=sys.stderr)
@@ -170,8 +228,15 @@ def main_args(args):
         n1, n2, size, progs = int(fields[0]), int(fields[1]), fields[2], fields[3:]
         qps, crc = read_setup(os.path.join(d, 'setup'))
         syms = Symbols(os.path.join(d, 'kallsyms'))
-        res = {(dev, p): per_iteration(d, syms, dev, p, n1, n2)
+        res = {(dev, p, ''): per_iteration(d, syms, dev, p, n1, n2)
                for p in progs for dev in ('xiw0', 'siw0')}
+        for p in progs:
+            if not has_steps(d, p, n1, n2):
+                continue
+            for title, first, last in STEPS:
+                for dev in ('xiw0', 'siw0'):
+                    res[(dev, p, title)] = per_iteration(
+                        d, syms, dev, p, n1, n2, first, last)
     except (OSError, ValueError, IndexError) as e:
         print('tcg-prof-report: %s' % e, file=sys.stderr)
         return 1
@@ -184,28 +249,11 @@ def main_args(args):
         print('MPA CRC on at both ends (siw0 from the build that requires'
               ' it).')
     for p in progs:
-        tx, ux = res[('xiw0', p)][0], res[('xiw0', p)][1]
-        ts, us = res[('siw0', p)][0], res[('siw0', p)][1]
-        a, b = totals(tx), totals(ts)
-        a['driver'] = a['driver [xiw]']
-        b['driver'] = b['driver [siw]']
-        print('\n%s\n%s' % (p, '-' * len(p)))
-        print('  %-26s %10s %10s %7s' % ('', 'xiw0', 'siw0', 'xiw/siw'))
-        for key in ('work insns', 'driver', 'blocks') + KINDS + (
-                'context switches', 'work items', 'syscall/clock insns',
-                'tick insns'):
-            ratio = '%.2f' % (a[key] / b[key]) if b[key] >= 0.5 else '-'
-            print('  %-26s %10.1f %10.1f %7s' % (key, a[key], b[key], ratio))
-        print('  %-26s %10.0f %10.0f   (busy polling: grows with time)' %
-              ('user insns', ux, us))
-        syms = [s for s in set(tx) | set(ts)
-                if group(s) not in ('syscall/clock', 'tick')]
-        syms.sort(key=lambda s: -abs(tx.get(s, [0])[0] - ts.get(s, [0])[0]))
-        print('  largest differences (instructions; calls):')
-        for s in syms[:top]:
-            x, y = tx.get(s, [0.0] * NCOLS), ts.get(s, [0.0] * NCOLS)
-            print('    %-44s %8.0f %8.0f  %6.1f %6.1f' %
-                  (s[:44], x[0], y[0], x[2], y[2]))
+        section(p, res[('xiw0', p, '')], res[('siw0', p, '')], top)
+        for title, _, _ in STEPS:
+            if ('xiw0', p, title) in res:
+                section('%s, %s' % (p, title), res[('xiw0', p, title)],
+                        res[('siw0', p, title)], top)
     return 0
 
 

@@ -22,7 +22,11 @@
 # at both ends). PROF_TESTS may name cmtime (rdmacm-utils): its
 # iterations are connections, made at once and then torn down, so give it
 # PROF_N1 and PROF_N2 of its own, at most about 70 (siw's limit per
-# process), for example PROF_TESTS=cmtime PROF_N1=32 PROF_N2=64.
+# process), for example PROF_TESTS=cmtime PROF_N1=2 PROF_N2=64. The
+# cmtime client runs with build/cmtime-steps.so preloaded (make
+# tcg-prof-plugin; scripts/tcg-prof/cmtime-steps.c), which makes its
+# polling sleep and asks for two snapshots more, mid-* and end-*, around
+# its disconnect step.
 set -u
 . "$(dirname "$0")/../lib.sh"
 xiw_guest_only tcg-prof.sh scripts/tcg-prof.sh
@@ -79,8 +83,14 @@ measure() {	# measure PROG DEV N
 				> "$base.server" 2>&1 &
 			sp=$!
 			xiw_wait_listen 7471 "$sp"
-			if timeout 300 cmtime -s "${addr[$dev]}" -p 7471 -c "$n" \
+			rm -f "$out/snap-mid-$dev-$t-$n.tsv" \
+				"$out/snap-end-$dev-$t-$n.tsv"
+			if LD_PRELOAD=$steps TCG_PROF_DIR=$out \
+				TCG_PROF_SNAP=$dev-$t-$n timeout 300 \
+				cmtime -s "${addr[$dev]}" -p 7471 -c "$n" \
 				> "$base.client" 2>&1 &&
+				[ -e "$out/snap-mid-$dev-$t-$n.tsv" ] &&
+				[ -e "$out/snap-end-$dev-$t-$n.tsv" ] &&
 				! grep -q -i fail "$base.client"; then
 				sleep 1
 				xiw_stop_server "$sp"
@@ -100,6 +110,7 @@ measure() {	# measure PROG DEV N
 			fi
 		fi
 		echo "tcg-prof: $t on $dev, $n iterations: attempt $try failed"
+		[ "$t" != cmtime ] || grep -h "cmtime-steps" "$base.client" || true
 		tail -n 3 "$base.client"
 		xiw_stop_server "$sp"
 		sleep 1
@@ -108,6 +119,11 @@ measure() {	# measure PROG DEV N
 }
 
 declare -A addr=([xiw0]=10.99.0.1 [siw0]=10.99.1.1)
+steps=$XIW_REPO/build/cmtime-steps.so
+case " $tests " in
+*" cmtime "*)
+	[ -e "$steps" ] || die "$steps missing (make tcg-prof-plugin)" ;;
+esac
 for t in $tests; do
 	for dev in xiw0 siw0; do
 		measure "$t" "$dev" "$n1"
