@@ -173,30 +173,26 @@ class Report(unittest.TestCase):
         self.assertTrue(disc.startswith('disconnect step'))
         self.assertRegex(work(disc), r'80\.0\s+80\.0')
 
-    def test_cmtime_without_steps(self):
-        self.write('done', '10 20 64 cmtime\n')
-        for dev, va in (('xiw0', 0xffffffffc0000000),
-                        ('siw0', 0xffffffffc0100000)):
-            for n in (10, 20):
-                self.cmtime_snaps(dev, n, va, steps=())
-        rc, out = self.run_report()
-        self.assertEqual(rc, 0)
-        self.assertIn('\ncmtime\n', out)
-        self.assertNotIn('step', out)
-
-    def test_cmtime_steps_incomplete(self):
-        """One end snapshot missing (siw0's long run): the whole only."""
-        self.write('done', '10 20 64 cmtime\n')
-        for dev, va in (('xiw0', 0xffffffffc0000000),
-                        ('siw0', 0xffffffffc0100000)):
-            for n in (10, 20):
-                self.cmtime_snaps(dev, n, va, steps=(
-                    ('mid',) if (dev, n) == ('siw0', 20) else
-                    ('mid', 'end')))
-        rc, out = self.run_report()
-        self.assertEqual(rc, 0)
-        self.assertIn('\ncmtime\n', out)
-        self.assertNotIn('step', out)
+    def test_cmtime_without_all_steps(self):
+        """No step snapshots, or one missing (siw0's long run's end):
+        the whole only."""
+        for name, partial in (('none', ()), ('one missing', ('mid',))):
+            with self.subTest(name):
+                self.write('done', '10 20 64 cmtime\n')
+                for f in os.listdir(self.d):
+                    if f.startswith('snap-'):
+                        os.unlink(os.path.join(self.d, f))
+                for dev, va in (('xiw0', 0xffffffffc0000000),
+                                ('siw0', 0xffffffffc0100000)):
+                    for n in (10, 20):
+                        full = not partial or (dev, n) != ('siw0', 20)
+                        self.cmtime_snaps(dev, n, va, steps=(
+                            ('mid', 'end') if partial and full
+                            else partial))
+                rc, out = self.run_report()
+                self.assertEqual(rc, 0)
+                self.assertIn('\ncmtime\n', out)
+                self.assertNotIn('step', out)
 
     def test_missing_done_fails(self):
         os.unlink(os.path.join(self.d, 'done'))

@@ -40,6 +40,8 @@ NOISE = re.compile(r'^(entry_SYSCALL_64\w*|do_syscall_64|x64_sys_call|'
 SPIN = re.compile(r'^(native_queued_spin_lock_slowpath|queued_(read|write)_'
                   r'lock_slowpath|__pv_queued_spin_lock_slowpath|'
                   r'mutex_spin_on_owner|osq_lock)$')
+# the groups kept out of the kernel's work (group() names them)
+NOT_WORK = ('syscall/clock', 'tick', 'spin')
 TICK = re.compile(r'(apic_timer|hrtimer|^tick_|_tick$|_tick_|'
                   r'update_process_times|clockevents|lapic_next|'
                   r'^irq_enter|^irq_exit|rcu_sched_clock|^account_|'
@@ -136,7 +138,7 @@ def totals(per):
     t = collections.Counter()
     for sym, v in per.items():
         g = group(sym)
-        key = 'work' if g not in ('syscall/clock', 'tick', 'spin') else g
+        key = 'work' if g not in NOT_WORK else g
         t[key + ' insns'] += v[0]
         if key == 'work':
             t['blocks'] += v[1]
@@ -207,7 +209,7 @@ def section(title, rx, rs, top):
     print('  %-26s %10.0f %10.0f   (busy polling: grows with time)' %
           ('user insns', ux, us))
     syms = [s for s in set(tx) | set(ts)
-            if group(s) not in ('syscall/clock', 'tick', 'spin')]
+            if group(s) not in NOT_WORK]
     syms.sort(key=lambda s: -abs(tx.get(s, [0])[0] - ts.get(s, [0])[0]))
     print('  largest differences (instructions; calls):')
     for s in syms[:top]:
