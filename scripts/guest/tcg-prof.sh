@@ -85,13 +85,17 @@ measure() {	# measure PROG DEV N
 			xiw_wait_listen 7471 "$sp"
 			rm -f "$out/snap-mid-$dev-$t-$n.tsv" \
 				"$out/snap-end-$dev-$t-$n.tsv"
+			# cmtime carries on past a connection that failed
+			# ("failure ...", or "event: ..._REJECTED, error: N"),
+			# so either word makes the window void, as in
+			# scripts/bench-report.py.
 			if LD_PRELOAD=$steps TCG_PROF_DIR=$out \
 				TCG_PROF_SNAP=$dev-$t-$n timeout 300 \
 				cmtime -s "${addr[$dev]}" -p 7471 -c "$n" \
 				> "$base.client" 2>&1 &&
 				[ -e "$out/snap-mid-$dev-$t-$n.tsv" ] &&
 				[ -e "$out/snap-end-$dev-$t-$n.tsv" ] &&
-				! grep -q -i fail "$base.client"; then
+				! grep -q -i -E "fail|error" "$base.client"; then
 				sleep 1
 				xiw_stop_server "$sp"
 				snap "post-$dev-$t-$n"
