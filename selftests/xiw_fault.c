@@ -209,7 +209,7 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 	void *buf;
 
 	if (!self->have)
-		SKIP(return, "no " XF_DIR " (a kernel without fault injection)");
+		SKIP(return, "no " XF_DIR "fail_site (a kernel without fault injection)");
 	before = xf_failed(variant->site);
 	ASSERT_LE(0, before) TH_LOG("no site %s", variant->site);
 	if (variant->op <= XF_CREATE_SRQ) {

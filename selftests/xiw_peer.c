@@ -1400,7 +1400,7 @@ TEST_F_TIMEOUT(peer, kernel_initiator_local_error, 90)
 	struct xp_client r;
 
 	if (!xf_present())
-		SKIP(return, "no " XF_DIR " (a kernel without fault injection)");
+		SKIP(return, "no " XF_DIR "fail_site (a kernel without fault injection)");
 	ASSERT_EQ(0, xf_prepare());
 	ASSERT_LE(0, xf_site("wire_rings", NULL, &failed));
 	ASSERT_EQ(0, xf_arm("wire_rings"));
@@ -1437,7 +1437,7 @@ TEST_F_TIMEOUT(peer, kernel_connect_fails_without_event, 120)
 	size_t i;
 
 	if (!xf_present())
-		SKIP(return, "no " XF_DIR " (a kernel without fault injection)");
+		SKIP(return, "no " XF_DIR "fail_site (a kernel without fault injection)");
 	ASSERT_EQ(0, xf_prepare());
 	for (i = 0; i < ARRAY_SIZE(sites); i++) {
 		long failed = -1;

@@ -16,7 +16,6 @@ static DECLARE_FAULT_ATTR(xiw_fail_alloc);
 static u32 xiw_fail_site;
 static atomic_t xiw_site_reached[XIW_FAULT_NR];
 static atomic_t xiw_site_failed[XIW_FAULT_NR];
-static struct dentry *xiw_debugfs;
 
 static const char *const xiw_site_names[XIW_FAULT_NR] = {
 	[XIW_FAULT_ANY] = "any",
@@ -77,21 +76,14 @@ static int xiw_sites_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(xiw_sites);
 
-void xiw_fault_init(void)
+/* The files in the module's debugfs directory d (xiw_main.c). */
+void xiw_fault_init(struct dentry *d)
 {
-	struct dentry *d = debugfs_create_dir("xiw", NULL);
-
 	/* Nothing to fail with: the tests that need it say so. */
-	if (IS_ERR(d))
+	if (IS_ERR_OR_NULL(d))
 		return;
-	xiw_debugfs = d;
 	/* Off until a test sets probability (and times, fail_site). */
 	fault_create_debugfs_attr("fail_alloc", d, &xiw_fail_alloc);
 	debugfs_create_u32("fail_site", 0600, d, &xiw_fail_site);
 	debugfs_create_file("sites", 0400, d, NULL, &xiw_sites_fops);
-}
-
-void xiw_fault_exit(void)
-{
-	debugfs_remove_recursive(xiw_debugfs);
 }

@@ -2,7 +2,8 @@
 /*
  * Fault injection at xiw's own allocation sites, for the debug kernel's
  * tests (Documentation/testing.rst). With CONFIG_FAULT_INJECTION_DEBUG_FS,
- * /sys/kernel/debug/xiw/ holds:
+ * the module's debugfs directory, /sys/kernel/debug/xiw/ (on every
+ * kernel, xiw_main.c), also holds:
  *   fail_alloc/  a fault_attr (probability, interval, times, verbose,
  *                task-filter...), as every fault-injection capability has;
  *   fail_site    0: any site may fail, else only the site of that number;
@@ -14,6 +15,8 @@
  */
 #ifndef XIW_FAULT_H
 #define XIW_FAULT_H
+
+struct dentry;
 
 enum xiw_fault_site {
 	XIW_FAULT_ANY,
@@ -50,19 +53,14 @@ enum xiw_fault_site {
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 bool xiw_fault(enum xiw_fault_site site);
-void xiw_fault_init(void);
-void xiw_fault_exit(void);
+void xiw_fault_init(struct dentry *d);
 #else
 static inline bool xiw_fault(enum xiw_fault_site site)
 {
 	return false;
 }
 
-static inline void xiw_fault_init(void)
-{
-}
-
-static inline void xiw_fault_exit(void)
+static inline void xiw_fault_init(struct dentry *d)
 {
 }
 #endif

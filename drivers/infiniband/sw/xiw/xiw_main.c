@@ -2,17 +2,26 @@
 /*
  * xiw: software iWARP RDMA over the kernel's TCP. Module entry points.
  */
+#include <linux/debugfs.h>
 #include <linux/module.h>
 #include <rdma/rdma_netlink.h>
 
 #include "xiw.h"
 #include "xiw_fault.h"
 
+/*
+ * /sys/kernel/debug/xiw: fault injection (xiw_fault.c) on kernels that
+ * have it. Without it (a failed creation, an error pointer) the files
+ * are simply not there.
+ */
+static struct dentry *xiw_debugfs;
+
 static int __init xiw_init(void)
 {
 	int rv;
 
-	xiw_fault_init();
+	xiw_debugfs = debugfs_create_dir("xiw", NULL);
+	xiw_fault_init(xiw_debugfs);
 	rv = xiw_cm_init();
 	if (rv)
 		goto err;
@@ -24,7 +33,7 @@ static int __init xiw_init(void)
 err_cm:
 	xiw_cm_exit();
 err:
-	xiw_fault_exit();
+	debugfs_remove_recursive(xiw_debugfs);
 	return rv;
 }
 
@@ -34,7 +43,7 @@ static void __exit xiw_exit(void)
 	xiw_cm_exit();
 	xiw_tx_sets_free();
 	xiw_tx_own_pages_free();
-	xiw_fault_exit();
+	debugfs_remove_recursive(xiw_debugfs);
 }
 
 module_init(xiw_init);
