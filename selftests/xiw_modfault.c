@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Loading xiw.ko while each allocation of its init fails in turn
- * (fail-nth): its debugfs directory and fault-site files, and its three
- * workqueues (each with a rescuer thread). Registering its netdev
+ * (fail-nth): its debugfs directory, its fault-site files and own_pages
+ * (what the transmit path's page rings hold), and its three workqueues
+ * (each with a rescuer thread). Registering its netdev
  * notifier and per-namespace hooks, the last steps, allocates nothing
  * for xiw, so their error paths are not reached here. A failed load
  * must leave nothing behind: no module, no debugfs directory, no

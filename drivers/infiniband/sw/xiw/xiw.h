@@ -592,6 +592,10 @@ u32 xiw_mpa_crc_bvec(u32 crc, const struct bio_vec *bv, u32 len);
 int xiw_tx_create(struct xiw_qp *qp);
 void xiw_tx_destroy(struct xiw_qp *qp);
 void xiw_tx_sets_free(void);
+void xiw_tx_own_pages_hold(void);
+void xiw_tx_own_pages_release(void);
+struct dentry;
+void xiw_tx_own_pages_debugfs(struct dentry *dir);
 void xiw_tx_own_pages_free(void);
 /* The larger transmit arrays a connection with markers needs. */
 struct xiw_tx_arrays {

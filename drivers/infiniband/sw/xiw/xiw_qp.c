@@ -101,14 +101,15 @@ int xiw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		goto err_wire;
 	ibqp->qp_num = id;
 
-	if (!udata)
-		return 0;
-	resp.qp_id = id;
-	resp.num_sqe = qp->sq.num;
-	resp.num_rqe = qp->rq.num;
-	rv = ib_copy_to_udata(udata, &resp, sizeof(resp));
-	if (rv)
-		goto err_id;
+	if (udata) {
+		resp.qp_id = id;
+		resp.num_sqe = qp->sq.num;
+		resp.num_rqe = qp->rq.num;
+		rv = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (rv)
+			goto err_id;
+	}
+	xiw_tx_own_pages_hold();
 	return 0;
 
 err_id:
@@ -184,6 +185,7 @@ int xiw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		xiw_ring_free(&qp->rq);
 	xiw_ring_free(&qp->sq);
 	atomic_dec(&qp->xdev->num_qp);
+	xiw_tx_own_pages_release();
 	return 0;
 }
 

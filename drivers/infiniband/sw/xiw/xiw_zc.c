@@ -31,9 +31,12 @@
  * under its lock, and xiw_tx_stop() cuts that link. Each message holds
  * a reference to the module, whose code the callback is.
  */
+#include <linux/cpu.h>
+#include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
+#include <linux/seq_file.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <net/dst.h>
@@ -364,19 +367,120 @@ struct page *xiw_tx_own_page(bool *fresh)
 	return page;
 }
 
-/* Module exit: the rings' references; skbs may hold theirs for a while. */
-void xiw_tx_own_pages_free(void)
+/*
+ * The rings hold pages only while some QP exists: one may transmit.
+ * Once the module's last QP has been gone for XIW_OWN_IDLE (a run of
+ * one connection after another keeps its pages), xiw_own_idle empties
+ * every CPU's ring, under the hotplug lock so that no CPU comes or goes
+ * meanwhile: an online CPU's from a work item bound to that CPU, which
+ * takes each page out of its slot with preemption off, as transmit
+ * passes look at the ring, and drops it with preemption on (freeing a
+ * page may sleep on PREEMPT_RT); an offline CPU's directly, as nothing
+ * runs there. A CPU that goes offline while QPs are left keeps its
+ * pages until then. The ring's reference goes; skbs may hold theirs for
+ * a while.
+ */
+#define XIW_OWN_IDLE	(2 * HZ)
+
+static atomic_t xiw_own_users = ATOMIC_INIT(0);
+static DEFINE_PER_CPU(struct work_struct, xiw_own_drain);
+
+static void xiw_own_ring_empty(struct xiw_own_ring *r)
 {
-	int cpu, i;
+	int i;
+
+	for (i = 0; i < XIW_OWN_PAGES; i++) {
+		if (r->page[i])
+			put_page(r->page[i]);
+		r->page[i] = NULL;
+	}
+	r->next = 0;
+}
+
+static void xiw_own_drain_here(struct work_struct *work)
+{
+	struct xiw_own_ring *r;
+	struct page *page;
+	int i;
+
+	for (i = 0; i < XIW_OWN_PAGES; i++) {
+		r = get_cpu_ptr(&xiw_own_ring);
+		page = r->page[i];
+		r->page[i] = NULL;
+		put_cpu_ptr(&xiw_own_ring);
+		if (page)
+			put_page(page);
+	}
+}
+
+static void xiw_own_idle_fn(struct work_struct *work)
+{
+	int cpu;
+
+	/* A QP came since: it may use the pages. */
+	if (atomic_read(&xiw_own_users))
+		return;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct work_struct *w = per_cpu_ptr(&xiw_own_drain, cpu);
+
+		INIT_WORK(w, xiw_own_drain_here);
+		queue_work_on(cpu, system_wq, w);
+	}
+	for_each_possible_cpu(cpu)
+		if (!cpu_online(cpu))
+			xiw_own_ring_empty(per_cpu_ptr(&xiw_own_ring, cpu));
+	for_each_online_cpu(cpu)
+		flush_work(per_cpu_ptr(&xiw_own_drain, cpu));
+	cpus_read_unlock();
+}
+
+static DECLARE_DELAYED_WORK(xiw_own_idle, xiw_own_idle_fn);
+
+/* A QP was created: the rings may fill. */
+void xiw_tx_own_pages_hold(void)
+{
+	atomic_inc(&xiw_own_users);
+}
+
+/* A QP is gone; the last one has the rings emptied a little later. */
+void xiw_tx_own_pages_release(void)
+{
+	if (atomic_dec_and_test(&xiw_own_users))
+		mod_delayed_work(system_unbound_wq, &xiw_own_idle,
+				 XIW_OWN_IDLE);
+}
+
+/* The pages each CPU's ring holds, for tests (debugfs: own_pages). */
+static int xiw_own_pages_show(struct seq_file *m, void *v)
+{
+	unsigned int cpu, i, n, total = 0;
 
 	for_each_possible_cpu(cpu) {
 		struct xiw_own_ring *r = per_cpu_ptr(&xiw_own_ring, cpu);
 
-		for (i = 0; i < XIW_OWN_PAGES; i++) {
-			if (r->page[i])
-				put_page(r->page[i]);
-			r->page[i] = NULL;
-		}
-		r->next = 0;
+		for (i = 0, n = 0; i < XIW_OWN_PAGES; i++)
+			n += !!READ_ONCE(r->page[i]);
+		seq_printf(m, "cpu%u %u\n", cpu, n);
+		total += n;
 	}
+	seq_printf(m, "total %u\n", total);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(xiw_own_pages);
+
+void xiw_tx_own_pages_debugfs(struct dentry *dir)
+{
+	debugfs_create_file("own_pages", 0400, dir, NULL, &xiw_own_pages_fops);
+}
+
+/* Module exit, every QP gone: what the rings still hold. */
+void xiw_tx_own_pages_free(void)
+{
+	int cpu;
+
+	WARN_ON_ONCE(atomic_read(&xiw_own_users));
+	cancel_delayed_work_sync(&xiw_own_idle);
+	for_each_possible_cpu(cpu)
+		xiw_own_ring_empty(per_cpu_ptr(&xiw_own_ring, cpu));
 }
