@@ -25,6 +25,7 @@
  * 64 MiB (slow under TCG, so only once).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
@@ -2744,6 +2745,8 @@ TEST_F_TIMEOUT(many, concurrent_connections, 600)
  * drops segments of both directions.
  */
 #define XZ_PARAMS	"/sys/module/xiw/parameters/"
+#define XZ_CPU1		"/sys/devices/system/cpu/cpu1/"
+#define XZ_OWN_PAGES	"/sys/kernel/debug/xiw/own_pages"
 #define XZ_MIN		4096
 #define XZ_HALF		(2 << 20)
 
@@ -2842,6 +2845,9 @@ FIXTURE_SETUP(zcopy)
 
 	if (xr_is_siw())
 		XSKIP_SETUP("xiw's zero-copy transmit; siw has no such knob");
+	/* A test that ended before its teardown may have left it offline. */
+	if (path_exists(XZ_CPU1 "online"))
+		sh("echo 1 > " XZ_CPU1 "online");
 	xr_lo_mtu(1500);
 	ASSERT_EQ(0, open_pairs(&self->link, &self->net, &self->p, 1, &o,
 				why, sizeof(why))) TH_LOG("%s", why);
@@ -2855,6 +2861,8 @@ FIXTURE_SETUP(zcopy)
 FIXTURE_TEARDOWN(zcopy)
 {
 	sh("tc qdisc del dev lo root >/dev/null 2>&1");
+	if (path_exists(XZ_CPU1 "online"))
+		sh("echo 1 > " XZ_CPU1 "online");
 	if (path_exists(XZ_PARAMS "tx_zcopy")) {
 		xz_param("tx_zcopy", 1);		/* the defaults */
 		xz_param("tx_zcopy_min", 16384);
@@ -3172,6 +3180,99 @@ TEST_F_TIMEOUT(zcopy, own_pages_under_loss, 300)
 	/* Pages were taken again meanwhile: only ones no skb held. */
 	TH_LOG("%lld pages reused", xr_port_counter(ib, "tx_page_reuses") - u0);
 	EXPECT_LT(u0, xr_port_counter(ib, "tx_page_reuses"));
+}
+
+/*
+ * The pages xiw's rings of own pages hold (debugfs own_pages), on CPU
+ * cpu or, with cpu -1, on all; -1 if unreadable.
+ */
+static long xz_own_held(int cpu)
+{
+	char want[24], name[24], buf[65536], *line, *save = NULL;
+	long n;
+
+	if (cpu < 0)
+		snprintf(want, sizeof(want), "total");
+	else
+		snprintf(want, sizeof(want), "cpu%d", cpu);
+	if (read_text(XZ_OWN_PAGES, buf, sizeof(buf)) <= 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%23s %ld", name, &n) == 2 &&
+		    !strcmp(name, want))
+			return n;
+	return -1;
+}
+
+/* Run this thread on CPU cpu only, or with cpu -1 on any; 0 or -1. */
+static int xz_pin(int cpu)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (cpu < 0 || i == cpu)
+			CPU_SET(i, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Four Writes of 64 KiB posted from CPU cpu; 0, or which one failed. */
+static int xz_writes_on(struct xr_side *c, struct xr_side *s, uint64_t seed,
+			int cpu, uint64_t id)
+{
+	struct ibv_wc wc;
+	int i;
+
+	if (xz_pin(cpu))
+		return -1;
+	for (i = 0; i < 4; i++, id += 2) {
+		xr_fill(c->buf, 65536, seed + i);
+		if (xz_write_fenced(c, s, 65536, id) ||
+		    xr_check(s->buf + XZ_HALF, 65536, seed + i) != -1 ||
+		    xr_poll(c->cq, &wc, 1, XR_WAIT_MS) != 1 || wc.status ||
+		    xr_poll(c->cq, &wc, 1, XR_WAIT_MS) != 1 || wc.status)
+			return i + 1;
+	}
+	return xz_pin(-1);
+}
+
+/*
+ * The rings of own pages hold pages only while QPs exist. Writes posted
+ * from CPU 0 and from CPU 1 leave pages in both CPUs' rings; CPU 1 goes
+ * offline and keeps its pages while the QPs are there. Once the last QP
+ * is gone, within the driver's delay (two seconds) every ring is empty:
+ * CPU 0's by a work item there, the offline CPU's directly. CPU 1 comes
+ * back.
+ */
+TEST_F_TIMEOUT(zcopy, own_pages_emptied_when_idle, 300)
+{
+	bool cpu1 = path_exists(XZ_CPU1 "online");
+
+	sh("mountpoint -q /sys/kernel/debug || "
+	   "mount -t debugfs none /sys/kernel/debug >/dev/null 2>&1");
+	ASSERT_TRUE(path_exists(XZ_OWN_PAGES));
+	ASSERT_EQ(0, xz_param("tx_zcopy", 1));
+	ASSERT_EQ(0, xz_param("tx_own_pages", 1));
+	ASSERT_EQ(0, xz_writes_on(self->c, self->s, self->seed, 0, 0x7a0));
+	TH_LOG("CPU 0's ring holds %ld pages", xz_own_held(0));
+	ASSERT_LT(0, xz_own_held(0));
+	if (cpu1) {
+		ASSERT_EQ(0, xz_writes_on(self->c, self->s, self->seed + 8, 1,
+					  0x7b0));
+		TH_LOG("CPU 1's ring holds %ld pages", xz_own_held(1));
+		ASSERT_LT(0, xz_own_held(1));
+		ASSERT_EQ(0, sh("echo 0 > " XZ_CPU1 "online"));
+		ASSERT_LT(0, xz_own_held(1));
+	} else {
+		TH_LOG("one CPU: no offline CPU's ring to see emptied");
+	}
+	xr_pairs_fini(&self->p, 1);
+	ASSERT_TRUE(WAIT_UNTIL(xz_own_held(-1) == 0, 20000))
+		TH_LOG("%ld pages still held", xz_own_held(-1));
+	if (cpu1)
+		ASSERT_EQ(0, sh("echo 1 > " XZ_CPU1 "online"));
 }
 
 /*
