@@ -9,6 +9,8 @@
 #include <linux/bits.h>
 #include <linux/bvec.h>
 #include <linux/completion.h>
+#include <linux/crc32.h>
+#include <linux/crc32c.h>
 #include <linux/list.h>
 #include <linux/refcount.h>
 #include <linux/workqueue.h>
@@ -587,6 +589,17 @@ void xiw_cm_conn_put(struct xiw_conn *conn);
 u32 xiw_mpa_mulpdu(u32 emss, bool markers);
 u32 xiw_mpa_to_marker(u32 pos);
 u32 xiw_mpa_crc_bvec(u32 crc, const struct bio_vec *bv, u32 len);
+struct dentry;
+void xiw_mpa_crc_init(struct dentry *dir);
+extern bool xiw_crc_table;
+
+/* CRC32c continued from crc over len bytes, by crc_impl's choice. */
+static inline u32 xiw_crc32c(u32 crc, const void *p, unsigned int len)
+{
+	if (READ_ONCE(xiw_crc_table))
+		return __crc32c_le(crc, p, len);
+	return crc32c(crc, p, len);
+}
 
 /* xiw_tx.c */
 int xiw_tx_create(struct xiw_qp *qp);
@@ -594,7 +607,6 @@ void xiw_tx_destroy(struct xiw_qp *qp);
 void xiw_tx_sets_free(void);
 void xiw_tx_own_pages_hold(void);
 void xiw_tx_own_pages_release(void);
-struct dentry;
 void xiw_tx_own_pages_debugfs(struct dentry *dir);
 void xiw_tx_own_pages_free(void);
 /* The larger transmit arrays a connection with markers needs. */

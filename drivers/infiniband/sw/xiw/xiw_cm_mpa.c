@@ -69,7 +69,7 @@ static void xiw_conn_fail_terminate(struct xiw_conn *conn, u8 ecode,
 	p[1] = ecode;
 	p += 4;			/* the flags stay 0: no headers */
 	if (conn->mpa.crc)
-		crc = ~crc32c(~0U, buf, p - buf);
+		crc = ~xiw_crc32c(~0U, buf, p - buf);
 	put_unaligned_le32(crc, p);
 	p += MPA_CRC_LEN;
 	if (!xiw_send_all(conn->sock, buf, p - buf))

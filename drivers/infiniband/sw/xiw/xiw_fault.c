@@ -47,6 +47,7 @@ static const char *const xiw_site_names[XIW_FAULT_NR] = {
 	[XIW_FAULT_TX_MARKERS] = "tx_markers",
 	[XIW_FAULT_TX_SET] = "tx_set",
 	[XIW_FAULT_TX_OWN_PAGE] = "tx_own_page",
+	[XIW_FAULT_CRC_PROBE] = "crc_probe",
 };
 
 bool xiw_fault(enum xiw_fault_site site)

@@ -48,6 +48,7 @@ enum xiw_fault_site {
 	XIW_FAULT_TX_MARKERS,		/* transmit arrays for markers, at RTS */
 	XIW_FAULT_TX_SET,		/* a batch's arrays, cached or new */
 	XIW_FAULT_TX_OWN_PAGE,		/* a page to copy payload into */
+	XIW_FAULT_CRC_PROBE,		/* the bytes crc_impl=auto times */
 	XIW_FAULT_NR
 };
 

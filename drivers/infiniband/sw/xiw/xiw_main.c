@@ -11,7 +11,8 @@
 
 /*
  * /sys/kernel/debug/xiw: fault injection (xiw_fault.c) on kernels that
- * have it, and what the transmit path's page rings hold. Without it (a
+ * have it, which CRC32c runs and how fast each was, and what the
+ * transmit path's page rings hold. Without it (a
  * failed creation, an error pointer) the files are simply not there.
  */
 static struct dentry *xiw_debugfs;
@@ -22,6 +23,7 @@ static int __init xiw_init(void)
 
 	xiw_debugfs = debugfs_create_dir("xiw", NULL);
 	xiw_fault_init(xiw_debugfs);
+	xiw_mpa_crc_init(xiw_debugfs);
 	xiw_tx_own_pages_debugfs(xiw_debugfs);
 	rv = xiw_cm_init();
 	if (rv)

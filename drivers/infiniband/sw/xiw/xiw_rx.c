@@ -174,7 +174,7 @@ static u32 xiw_rx_crc_skb(struct sk_buff *skb, u32 off, u32 len, u32 crc)
 		if (!n)
 			break;
 		n = min(n, len - done);
-		crc = crc32c(crc, p, n);
+		crc = xiw_crc32c(crc, p, n);
 		done += n;
 	}
 	skb_abort_seq_read(&st);
@@ -309,7 +309,7 @@ static int xiw_rx_recv(struct xiw_rx *rx, void *buf, u32 len, bool crc)
 	if (rv <= 0)
 		return rv;
 	if (crc && rx->qp->wire.mpa.crc)
-		rx->crc = crc32c(rx->crc, buf, rv);
+		rx->crc = xiw_crc32c(rx->crc, buf, rv);
 	xiw_rx_consumed(rx, rv);
 	return rv;
 }
@@ -318,7 +318,7 @@ static int xiw_rx_recv(struct xiw_rx *rx, void *buf, u32 len, bool crc)
 static void xiw_rx_take(struct xiw_rx *rx, const void *buf, u32 len)
 {
 	if (rx->qp->wire.mpa.crc)
-		rx->crc = crc32c(rx->crc, buf, len);
+		rx->crc = xiw_crc32c(rx->crc, buf, len);
 	rx->rpos += len;
 	xiw_rx_consumed(rx, len);
 }
@@ -502,7 +502,7 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 				goto sock_end;
 			/* The pad is in the CRC (a marker after it apart). */
 			if (rx->trl_got < pad)
-				rx->crc = crc32c(rx->crc, rx->trl + rx->trl_got,
+				rx->crc = xiw_crc32c(rx->crc, rx->trl + rx->trl_got,
 						 min_t(u32, rv, pad - rx->trl_got));
 		}
 		rx->rpos += rv;

@@ -385,7 +385,7 @@ static int xiw_tx_build_one(struct xiw_qp *qp, u32 room)
 	}
 	memset(h + m->hdr_len + chunk, 0, pad);
 	if (qp->wire.mpa.crc)
-		crc = ~crc32c(~0U, h, flen - MPA_CRC_LEN);
+		crc = ~xiw_crc32c(~0U, h, flen - MPA_CRC_LEN);
 	put_unaligned_le32(crc, h + flen - MPA_CRC_LEN);
 	nbv = xiw_bvec_kaddr(h, flen, tx->bv, tx->cap);
 	if (nbv < 0)
