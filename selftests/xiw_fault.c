@@ -61,6 +61,7 @@ enum xf_op {
 	XF_TX_SET,
 	XF_OWN_PAGE,
 	XF_OWN_PAGE_LATER,
+	XF_CRC_PROBE,
 };
 
 FIXTURE(site) {
@@ -129,6 +130,7 @@ XF_SITE(tx_own_page, XF_OWN_PAGE);
 FIXTURE_VARIANT_ADD(site, tx_own_page_later) {
 	.site = "tx_own_page", .op = XF_OWN_PAGE_LATER
 };
+XF_SITE(crc_probe, XF_CRC_PROBE);
 
 FIXTURE_SETUP(site)
 {
@@ -513,6 +515,26 @@ TEST_F_TIMEOUT(site, fails_once_then_recovers, 300)
 		/* The QP is lost; the next connection sends. */
 		ASSERT_EQ(0, xf_reconnect(&self->net, &self->p, &o))
 			TH_LOG("after: %s", self->net.err);
+		break;
+	}
+	case XF_CRC_PROBE: {
+		char out[256];
+
+		/*
+		 * crc_impl=auto with nothing to time: the crypto API's CRC
+		 * (what a kernel without the choice uses), no times; the
+		 * next auto times both again.
+		 */
+		ASSERT_EQ(0, xf_arm(variant->site));
+		ASSERT_EQ(0, sh("echo auto > " XF_PARAMS "crc_impl"));
+		xf_disarm();
+		ASSERT_EQ(0, xsh(out, sizeof(out), "cat " XF_DIR "crc32c"));
+		EXPECT_NE(NULL, strstr(out, "crypto_ns 0\n")) TH_LOG("%s", out);
+		EXPECT_NE(NULL, strstr(out, "using crypto\n")) TH_LOG("%s", out);
+		ASSERT_EQ(0, sh("echo auto > " XF_PARAMS "crc_impl"));
+		ASSERT_EQ(0, xsh(out, sizeof(out), "cat " XF_DIR "crc32c"));
+		EXPECT_EQ(NULL, strstr(out, "crypto_ns 0\n")) TH_LOG("%s", out);
+		EXPECT_EQ(NULL, strstr(out, "generic_ns 0\n")) TH_LOG("%s", out);
 		break;
 	}
 	}

@@ -2,7 +2,8 @@
 /*
  * Loading xiw.ko while each allocation of its init fails in turn
  * (fail-nth): its debugfs directory, its fault-site files and own_pages
- * (what the transmit path's page rings hold), and its three workqueues
+ * (what the transmit path's page rings hold), the bytes crc_impl=auto
+ * times its CRC32c over and its crc32c file, and its three workqueues
  * (each with a rescuer thread). Registering its netdev
  * notifier and per-namespace hooks, the last steps, allocates nothing
  * for xiw, so their error paths are not reached here. A failed load

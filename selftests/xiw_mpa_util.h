@@ -23,8 +23,9 @@
 
 #define XM_PARAMS	"/sys/module/xiw/parameters/"
 
-/* Write one module parameter; 0 or -errno. */
-static int __attribute__((unused)) xm_param_set(const char *name, int val)
+/* Write one module parameter as text; 0 or -errno. */
+static int __attribute__((unused))
+xm_param_set_str(const char *name, const char *val)
 {
 	char p[128];
 	FILE *f;
@@ -34,10 +35,19 @@ static int __attribute__((unused)) xm_param_set(const char *name, int val)
 	f = fopen(p, "w");
 	if (!f)
 		return -errno;
-	rc = fprintf(f, "%d\n", val) < 0 ? -EIO : 0;
+	rc = fprintf(f, "%s\n", val) < 0 ? -EIO : 0;
 	if (fclose(f) && !rc)
 		rc = -errno;
 	return rc;
+}
+
+/* Write one module parameter; 0 or -errno. */
+static int __attribute__((unused)) xm_param_set(const char *name, int val)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%d", val);
+	return xm_param_set_str(name, v);
 }
 
 /* Set mpa_crc, mpa_rev and p2p_rtr; 0 or -errno of the first failure. */
@@ -59,6 +69,8 @@ static void __attribute__((unused)) xm_params_default(void)
 		xm_params(1, 2, 2);
 	if (path_exists(XM_PARAMS "mpa_markers"))
 		xm_param_set("mpa_markers", 0);
+	if (path_exists(XM_PARAMS "crc_impl"))
+		xm_param_set_str("crc_impl", "auto");
 }
 
 /* RFC 5044 section 7.1: the frame before private data is 20 bytes. */

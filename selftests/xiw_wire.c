@@ -23,9 +23,12 @@
  * marker's place and FPDUPTR (MPA-13, MPA-30/31), and markers before an
  * FPDU, in a header, in a payload and just before a CRC seen.
  * Every FPDU captured, markers included, fits one segment of the EMSS
- * (MPA-23). The capture checker itself is checked against RFC 5044
- * Figures 5, 6 and against synthetic FPDUs too long for the EMSS, and a
- * hand-made initiator's bad marker must draw Terminate 0x2/0x0/0x03.
+ * (MPA-23). The CRC32c comes from each implementation crc_impl offers
+ * (crypto in crc1_rev1, generic in crc1_rev2_rtr0, auto's choice in the
+ * rest), and crc_impl_choice checks the choosing. The capture checker
+ * itself is checked against RFC 5044 Figures 5, 6 and against synthetic
+ * FPDUs too long for the EMSS, and a hand-made initiator's bad marker
+ * must draw Terminate 0x2/0x0/0x03.
  *
  * The loopback MTU is 1500 during these tests, so FPDUs cross TCP
  * segments as on a real network (MPA-23, MPA-24). The mulpdu fixture
@@ -51,7 +54,7 @@ static const struct { const char *name, *def; } xw_params[] = {
 	{ "tx_zcopy_min", "16384" }, { "tx_own_pages", "Y" },
 	{ "tx_post_bytes", "16384" },
 	{ "tx_post_bytes_idle", "262144" },
-	{ "max_ird", "128" }, { "max_ord", "128" },
+	{ "max_ird", "128" }, { "max_ord", "128" }, { "crc_impl", "auto" },
 };
 
 /*
@@ -95,6 +98,75 @@ TEST(params_documented_defaults)
 	EXPECT_EQ(sizeof(xw_params) / sizeof(xw_params[0]), found);
 }
 
+/* What debugfs says of the CRC32c choice (xiw_mpa.c). */
+struct xw_crc {
+	char mode[16], using[16];
+	unsigned long long crypto_ns, generic_ns;
+};
+
+#define XW_CRC_DEBUGFS	"/sys/kernel/debug/xiw/crc32c"
+
+/* 0, or -1 if the file is missing or not as documented. */
+static int xw_crc_read(struct xw_crc *c)
+{
+	FILE *f = fopen(XW_CRC_DEBUGFS, "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "mode %15s crypto_ns %llu generic_ns %llu using %15s",
+		   c->mode, &c->crypto_ns, &c->generic_ns, c->using);
+	fclose(f);
+	return n == 4 ? 0 : -1;
+}
+
+/*
+ * crc_impl (admin-guide.rst): crypto and generic are taken as asked;
+ * auto times both and uses the faster; anything else is refused with
+ * EINVAL and changes nothing. That each computes MPA's CRC32c right is
+ * the mpa fixture's work: crc1_rev1 runs with crypto, crc1_rev2_rtr0
+ * with generic, the rest with auto, every FPDU checked on the wire.
+ */
+TEST(crc_impl_choice)
+{
+	static const char * const fixed[] = { "crypto", "generic" };
+	struct xw_crc c;
+	char buf[32];
+	int i;
+
+	if (xr_is_siw())
+		SKIP(return, "xiw's module parameters: not for %s", xr_type());
+	ASSERT_EQ(0, xr_load_modules());
+	sh("mountpoint -q /sys/kernel/debug || "
+	   "mount -t debugfs none /sys/kernel/debug >/dev/null 2>&1");
+	ASSERT_TRUE(path_exists(XW_CRC_DEBUGFS));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, xm_param_set_str("crc_impl", fixed[i]));
+		ASSERT_LT(0, read_text(XM_PARAMS "crc_impl", buf, sizeof(buf)));
+		EXPECT_STREQ(fixed[i], buf);
+		ASSERT_EQ(0, xw_crc_read(&c));
+		EXPECT_STREQ(fixed[i], c.mode);
+		EXPECT_STREQ(fixed[i], c.using);
+	}
+	ASSERT_EQ(0, xm_param_set_str("crc_impl", "auto"));
+	ASSERT_EQ(0, xw_crc_read(&c));
+	EXPECT_STREQ("auto", c.mode);
+	EXPECT_LT(0, c.crypto_ns);
+	EXPECT_LT(0, c.generic_ns);
+	EXPECT_STREQ(c.generic_ns < c.crypto_ns ? "generic" : "crypto",
+		     c.using)
+		TH_LOG("crypto %llu ns, generic %llu ns", c.crypto_ns,
+		       c.generic_ns);
+	TH_LOG("crc32c per 4 KiB: crypto %llu ns, generic %llu ns: %s",
+	       c.crypto_ns, c.generic_ns, c.using);
+	EXPECT_EQ(-EINVAL, xm_param_set_str("crc_impl", "fastest"));
+	EXPECT_EQ(-EINVAL, xm_param_set_str("crc_impl", ""));
+	ASSERT_LT(0, read_text(XM_PARAMS "crc_impl", buf, sizeof(buf)));
+	EXPECT_STREQ("auto", buf);
+	ASSERT_EQ(0, xw_crc_read(&c));
+	EXPECT_STREQ("auto", c.mode);
+}
+
 /* ---- one xiw-xiw connection per test, made under the variant's MPA ---- */
 
 FIXTURE(mpa) {
@@ -118,12 +190,15 @@ FIXTURE_VARIANT(mpa) {
 	int crc, rev, rtr;
 	int m_ini, m_rsp;	/* mpa_markers of initiator, responder */
 	int big;		/* bulk_64m's operations: XW_BIG_* */
+	const char *impl;	/* crc_impl, if not the default auto */
 };
 
 FIXTURE_VARIANT_ADD(mpa, crc1_rev1) {
-	.crc = 1, .rev = 1, .rtr = 0, .big = XW_BIG_WRITE };
+	.crc = 1, .rev = 1, .rtr = 0, .big = XW_BIG_WRITE,
+	.impl = "crypto" };
 FIXTURE_VARIANT_ADD(mpa, crc1_rev2_rtr0) {
-	.crc = 1, .rev = 2, .rtr = 0, .big = XW_BIG_SEND };
+	.crc = 1, .rev = 2, .rtr = 0, .big = XW_BIG_SEND,
+	.impl = "generic" };
 FIXTURE_VARIANT_ADD(mpa, crc1_rev2_rtr1_send) {
 	.crc = 1, .rev = 2, .rtr = 1, .big = XW_BIG_READ };
 FIXTURE_VARIANT_ADD(mpa, crc1_rev2_rtr2_write) {
@@ -225,6 +300,11 @@ FIXTURE_SETUP(mpa)
 	xr_lo_mtu(1500);
 	rc = xm_params(variant->crc, variant->rev, variant->rtr);
 	ASSERT_EQ(0, rc) TH_LOG("setting MPA parameters: %s", strerror(-rc));
+	if (variant->impl) {
+		rc = xm_param_set_str("crc_impl", variant->impl);
+		ASSERT_EQ(0, rc) TH_LOG("crc_impl %s: %s", variant->impl,
+					strerror(-rc));
+	}
 	ASSERT_EQ(0, xr_net_init(&self->net)) TH_LOG("%s", self->net.err);
 	self->cap = malloc(sizeof(*self->cap));
 	ASSERT_NE(NULL, self->cap);
