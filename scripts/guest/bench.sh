@@ -136,6 +136,15 @@ setup() {
 	awk '/^name/ { n = $3 } /^driver/ { d = $3 }
 	     /^priority/ && n == "crc32c" { print "crc32c: " d " (priority " $3 ")" }' \
 		/proc/crypto | tee "$out/crc32c.txt"
+	# and which of them xiw uses (crc_impl, admin-guide.rst): siw
+	# always takes the crypto API's
+	if [ -r /sys/kernel/debug/xiw/crc32c ]; then
+		awk '{ v[$1] = $2 }
+		     END { print "xiw crc_impl " v["mode"] ": using " v["using"] \
+			   " (ns per 4 KiB: crypto " v["crypto_ns"] ", generic " \
+			   v["generic_ns"] ")" }' /sys/kernel/debug/xiw/crc32c |
+			tee -a "$out/crc32c.txt"
+	fi
 }
 
 # Set BENCH_XIW_PARAMS's xiw module parameters. A name that is not a
