@@ -138,6 +138,8 @@ setup() {
 		/proc/crypto | tee "$out/crc32c.txt"
 	# and which of them xiw uses (crc_impl, admin-guide.rst): siw
 	# always takes the crypto API's
+	mountpoint -q /sys/kernel/debug ||
+		mount -t debugfs none /sys/kernel/debug 2> /dev/null
 	if [ -r /sys/kernel/debug/xiw/crc32c ]; then
 		awk '{ v[$1] = $2 }
 		     END { print "xiw crc_impl " v["mode"] ": using " v["using"] \
