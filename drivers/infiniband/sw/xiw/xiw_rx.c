@@ -502,8 +502,10 @@ static bool xiw_rx_step(struct xiw_rx *rx)
 				goto sock_end;
 			/* The pad is in the CRC (a marker after it apart). */
 			if (rx->trl_got < pad)
-				rx->crc = xiw_crc32c(rx->crc, rx->trl + rx->trl_got,
-						 min_t(u32, rv, pad - rx->trl_got));
+				rx->crc = xiw_crc32c(rx->crc,
+						     rx->trl + rx->trl_got,
+						     min_t(u32, rv,
+							   pad - rx->trl_got));
 		}
 		rx->rpos += rv;
 		rx->trl_got += rv;
