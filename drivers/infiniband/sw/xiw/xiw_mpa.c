@@ -116,7 +116,8 @@ static u64 xiw_crc_time(bool table, const u8 *buf)
 		preempt_enable();
 		best = min(best, t);
 	}
-	return best;
+	/* 0 means "not timed" (debugfs): a coarse clock still gives 1. */
+	return max_t(u64, best, 1);
 }
 
 /*
