@@ -130,9 +130,9 @@ setup() {
 	done
 	rdma link show
 	ibv_devices
-	# Which crc32c the kernel picked (xiw and siw both ask the crypto
-	# API for it): under TCG even the CPU's crc32 instruction is
-	# emulated, so its cost here says little about real hardware.
+	# Which crc32c the crypto API picks (siw's): under TCG even the
+	# CPU's crc32 instruction is emulated, so its cost here says little
+	# about real hardware.
 	awk '/^name/ { n = $3 } /^driver/ { d = $3 }
 	     /^priority/ && n == "crc32c" { print "crc32c: " d " (priority " $3 ")" }' \
 		/proc/crypto | tee "$out/crc32c.txt"
