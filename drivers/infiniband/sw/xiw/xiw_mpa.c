@@ -160,7 +160,7 @@ static int xiw_crc_set(const char *val, const struct kernel_param *kp)
 	if (mode < 0)
 		return -EINVAL;
 	mutex_lock(&xiw_crc_lock);
-	xiw_crc_mode = mode;
+	WRITE_ONCE(xiw_crc_mode, mode);	/* xiw_crc_get() reads it bare */
 	/* At load the parameter is parsed before init: init applies it. */
 	if (xiw_crc_live)
 		xiw_crc_apply();
@@ -182,6 +182,12 @@ module_param_cb(crc_impl, &xiw_crc_ops, NULL, 0644);
 MODULE_PARM_DESC(crc_impl,
 		 "MPA CRC32c: auto (time both at load, the default), crypto, generic");
 
+/* The name of what runs, as crc_impl spells it. */
+static const char *xiw_crc_name(bool table)
+{
+	return xiw_crc_names[table ? XIW_CRC_GENERIC : XIW_CRC_CRYPTO];
+}
+
 /* What was timed and what runs (debugfs: crc32c). */
 static int xiw_crc_show(struct seq_file *m, void *v)
 {
@@ -189,7 +195,7 @@ static int xiw_crc_show(struct seq_file *m, void *v)
 	seq_printf(m, "mode %s\n", xiw_crc_names[xiw_crc_mode]);
 	seq_printf(m, "crypto_ns %llu\n", xiw_crc_ns[0]);
 	seq_printf(m, "generic_ns %llu\n", xiw_crc_ns[1]);
-	seq_printf(m, "using %s\n", xiw_crc_table ? "generic" : "crypto");
+	seq_printf(m, "using %s\n", xiw_crc_name(xiw_crc_table));
 	mutex_unlock(&xiw_crc_lock);
 	return 0;
 }
@@ -202,9 +208,8 @@ void xiw_mpa_crc_init(struct dentry *dir)
 	xiw_crc_apply();
 	if (xiw_crc_mode == XIW_CRC_AUTO && xiw_crc_ns[0])
 		pr_info("xiw: crc32c: using %s (%llu ns per 4 KiB; %s %llu ns)\n",
-			xiw_crc_table ? "generic" : "crypto",
-			xiw_crc_ns[xiw_crc_table],
-			xiw_crc_table ? "crypto" : "generic",
+			xiw_crc_name(xiw_crc_table), xiw_crc_ns[xiw_crc_table],
+			xiw_crc_name(!xiw_crc_table),
 			xiw_crc_ns[!xiw_crc_table]);
 	mutex_unlock(&xiw_crc_lock);
 	debugfs_create_file("crc32c", 0400, dir, NULL, &xiw_crc_fops);
