@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Module life cycle: autoload by "rdma link add", unload with devices
- * present, and repeated load/link/unlink/unload.
+ * present, repeated load/link/unlink/unload, and a parameter given at
+ * load (crc_impl, which init applies: a value it refuses fails the load).
  */
 #include "kselftest_harness.h"
 #include "xiw_util.h"
@@ -102,6 +103,36 @@ TEST_F_TIMEOUT(module, churn_20_rounds, 300)
 	ASSERT_EQ(0, xsh(self->out, sizeof(self->out), "rdma link show"));
 	EXPECT_EQ(NULL, strstr(self->out, "xm0")) TH_LOG("%s", self->out);
 	EXPECT_EQ(0, sh("ip link del xm0 && ip link del xm1"));
+}
+
+/*
+ * crc_impl given to modprobe is parsed before init runs; init applies
+ * it without timing anything (only auto times), and a value the
+ * parameter refuses fails the load. Reloaded plain afterwards, so the
+ * next programs get the default.
+ */
+TEST_F(module, crc_impl_at_load)
+{
+	char buf[256];
+
+	if (xiw_loaded())
+		ASSERT_EQ(0, sh("rmmod xiw"));
+	EXPECT_NE(0, sh("modprobe xiw crc_impl=fastest 2>/dev/null"));
+	ASSERT_FALSE(xiw_loaded());
+	ASSERT_EQ(0, sh("modprobe xiw crc_impl=generic"));
+	ASSERT_LT(0, read_text("/sys/module/xiw/parameters/crc_impl", buf,
+			       sizeof(buf)));
+	EXPECT_STREQ("generic", buf);
+	sh("mountpoint -q /sys/kernel/debug || "
+	   "mount -t debugfs none /sys/kernel/debug >/dev/null 2>&1");
+	ASSERT_EQ(0, xsh(buf, sizeof(buf), "cat /sys/kernel/debug/xiw/crc32c"));
+	EXPECT_NE(NULL, strstr(buf, "mode generic\n")) TH_LOG("%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "crypto_ns 0\n")) TH_LOG("%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "using generic\n")) TH_LOG("%s", buf);
+	ASSERT_EQ(0, sh("rmmod xiw && modprobe xiw"));
+	ASSERT_EQ(0, xsh(buf, sizeof(buf), "cat /sys/kernel/debug/xiw/crc32c"));
+	EXPECT_NE(NULL, strstr(buf, "mode auto\n")) TH_LOG("%s", buf);
+	EXPECT_EQ(NULL, strstr(buf, "crypto_ns 0\n")) TH_LOG("%s", buf);
 }
 
 TEST_HARNESS_MAIN
