@@ -605,6 +605,7 @@ static inline u32 xiw_crc32c(u32 crc, const void *p, unsigned int len)
 int xiw_tx_create(struct xiw_qp *qp);
 void xiw_tx_destroy(struct xiw_qp *qp);
 void xiw_tx_sets_free(void);
+int xiw_tx_own_pages_init(void);
 void xiw_tx_own_pages_hold(void);
 void xiw_tx_own_pages_release(void);
 void xiw_tx_own_pages_debugfs(struct dentry *dir);

@@ -8,7 +8,9 @@
 #ifndef XIW_COMPAT_H
 #define XIW_COMPAT_H
 
+#include <linux/shrinker.h>
 #include <linux/skbuff.h>
+#include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -71,5 +73,60 @@ static inline int xiw_create_cq_attrs(struct ib_cq *ibcq,
 #define XIW_TX_SENDPAGE 0
 #endif
 #define XIW_TX_BY_REF (XIW_MSG_SPLICE_PAGES || XIW_TX_SENDPAGE)
+
+/*
+ * A shrinker is allocated and registered by the kernel (6.12), or
+ * embedded by its user and registered with a name (6.1). Either way
+ * xiw_shrinker_new() gives a registered one or NULL, and
+ * xiw_shrinker_free() (NULL allowed) unregisters and frees it.
+ */
+typedef unsigned long (*xiw_shrink_fn)(struct shrinker *s,
+				       struct shrink_control *sc);
+#ifdef XIW_HAVE_SHRINKER_ALLOC
+static inline struct shrinker *xiw_shrinker_new(xiw_shrink_fn count,
+						xiw_shrink_fn scan,
+						const char *name)
+{
+	struct shrinker *s = shrinker_alloc(0, "%s", name);
+
+	if (!s)
+		return NULL;
+	s->count_objects = count;
+	s->scan_objects = scan;
+	shrinker_register(s);
+	return s;
+}
+
+static inline void xiw_shrinker_free(struct shrinker *s)
+{
+	shrinker_free(s);
+}
+#else
+static inline struct shrinker *xiw_shrinker_new(xiw_shrink_fn count,
+						xiw_shrink_fn scan,
+						const char *name)
+{
+	struct shrinker *s = kzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return NULL;
+	s->count_objects = count;
+	s->scan_objects = scan;
+	s->seeks = DEFAULT_SEEKS;
+	if (register_shrinker(s, "%s", name)) {
+		kfree(s);
+		return NULL;
+	}
+	return s;
+}
+
+static inline void xiw_shrinker_free(struct shrinker *s)
+{
+	if (!s)
+		return;
+	unregister_shrinker(s);
+	kfree(s);
+}
+#endif
 
 #endif /* XIW_COMPAT_H */

@@ -25,9 +25,12 @@ static int __init xiw_init(void)
 	xiw_fault_init(xiw_debugfs);
 	xiw_mpa_crc_init(xiw_debugfs);
 	xiw_tx_own_pages_debugfs(xiw_debugfs);
-	rv = xiw_cm_init();
+	rv = xiw_tx_own_pages_init();
 	if (rv)
 		goto err;
+	rv = xiw_cm_init();
+	if (rv)
+		goto err_own;
 	rv = xiw_dev_init();
 	if (rv)
 		goto err_cm;
@@ -35,6 +38,8 @@ static int __init xiw_init(void)
 
 err_cm:
 	xiw_cm_exit();
+err_own:
+	xiw_tx_own_pages_free();
 err:
 	debugfs_remove_recursive(xiw_debugfs);
 	return rv;

@@ -31,7 +31,6 @@
  * under its lock, and xiw_tx_stop() cuts that link. Each message holds
  * a reference to the module, whose code the callback is.
  */
-#include <linux/cpu.h>
 #include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -316,7 +315,13 @@ u8 *xiw_tx_zpage(struct xiw_tx *tx)
  * reused when its only reference is the ring's, that is when no skb
  * holds it any more, and replaced by a fresh one otherwise, the busy
  * one left to the skbs. Only transmit passes take pages, in process
- * context, with preemption off while they look at the ring.
+ * context, with preemption off while they look at their CPU's ring.
+ *
+ * A slot changes hands only by xchg(): a pass takes its page out while
+ * it looks at it and puts it back if it reuses it, and whoever empties
+ * rings (the shrinker, the idle work, module exit) takes pages out the
+ * same way, from any CPU. So each page in a ring has one owner at a
+ * time and the ring's reference is dropped once.
  */
 #define XIW_OWN_PAGES	128
 
@@ -340,16 +345,21 @@ struct page *xiw_tx_own_page(bool *fresh)
 	/* Consulted for every page, reused or not: as if none could be had. */
 	if (xiw_fault(XIW_FAULT_TX_OWN_PAGE))
 		return NULL;
-	r = get_cpu_ptr(&xiw_own_ring);
-	page = r->page[r->next];
 	*fresh = false;
+	r = get_cpu_ptr(&xiw_own_ring);
+	page = xchg(&r->page[r->next], NULL);
 	if (page && page_ref_count(page) == 1) {
 		get_page(page);
+		/* Back in its slot; taken since by nobody: it was empty. */
+		WRITE_ONCE(r->page[r->next], page);
 		r->next = (r->next + 1) % XIW_OWN_PAGES;
 		put_cpu_ptr(&xiw_own_ring);
 		return page;
 	}
 	put_cpu_ptr(&xiw_own_ring);
+	/* An skb still holds it: the ring lets it go. */
+	if (page)
+		put_page(page);
 	/* Rather than reclaim hard, let TCP copy (it allocates less). */
 	page = alloc_page(GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN);
 	if (!page)
@@ -358,8 +368,7 @@ struct page *xiw_tx_own_page(bool *fresh)
 	get_page(page);
 	/* Into the slot now next on this CPU, which may be another. */
 	r = get_cpu_ptr(&xiw_own_ring);
-	old = r->page[r->next];
-	r->page[r->next] = page;
+	old = xchg(&r->page[r->next], page);
 	r->next = (r->next + 1) % XIW_OWN_PAGES;
 	put_cpu_ptr(&xiw_own_ring);
 	if (old)
@@ -368,71 +377,88 @@ struct page *xiw_tx_own_page(bool *fresh)
 }
 
 /*
+ * Take up to max pages out of the rings, every CPU's, online or not,
+ * and drop the rings' references (skbs keep theirs). How many.
+ */
+static unsigned long xiw_own_take(unsigned long max)
+{
+	unsigned long n = 0;
+	struct page *page;
+	int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		struct xiw_own_ring *r = per_cpu_ptr(&xiw_own_ring, cpu);
+
+		for (i = 0; i < XIW_OWN_PAGES && n < max; i++) {
+			page = xchg(&r->page[i], NULL);
+			if (page) {
+				put_page(page);
+				n++;
+			}
+		}
+		cond_resched();
+	}
+	return n;
+}
+
+/* The pages CPU cpu's ring holds; a moment's count. */
+static unsigned int xiw_own_held_on(int cpu)
+{
+	struct xiw_own_ring *r = per_cpu_ptr(&xiw_own_ring, cpu);
+	unsigned int n = 0;
+	int i;
+
+	for (i = 0; i < XIW_OWN_PAGES; i++)
+		n += !!READ_ONCE(r->page[i]);
+	return n;
+}
+
+/* The pages the rings hold, every CPU's. */
+static unsigned long xiw_own_held(void)
+{
+	unsigned long n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += xiw_own_held_on(cpu);
+	return n;
+}
+
+/*
+ * Under memory pressure the rings give their pages back (and
+ * echo 2 > /proc/sys/vm/drop_caches empties them): a ring is a cache,
+ * refilled by the next messages.
+ */
+static unsigned long xiw_own_count(struct shrinker *s,
+				   struct shrink_control *sc)
+{
+	return xiw_own_held() ?: SHRINK_EMPTY;
+}
+
+static unsigned long xiw_own_scan(struct shrinker *s,
+				  struct shrink_control *sc)
+{
+	return xiw_own_take(sc->nr_to_scan) ?: SHRINK_STOP;
+}
+
+static struct shrinker *xiw_own_shrinker;
+
+/*
  * The rings hold pages only while some QP exists: one may transmit.
  * Once the module's last QP has been gone for XIW_OWN_IDLE (a run of
  * one connection after another keeps its pages), xiw_own_idle empties
- * every CPU's ring, under the hotplug lock so that no CPU comes or goes
- * meanwhile: an online CPU's from a work item bound to that CPU, which
- * takes each page out of its slot with preemption off, as transmit
- * passes look at the ring, and drops it with preemption on (freeing a
- * page may sleep on PREEMPT_RT); an offline CPU's directly, as nothing
- * runs there. A CPU that goes offline while QPs are left keeps its
- * pages until then. The ring's reference goes; skbs may hold theirs for
+ * every CPU's ring. The ring's reference goes; skbs may hold theirs for
  * a while.
  */
 #define XIW_OWN_IDLE	(2 * HZ)
 
 static atomic_t xiw_own_users = ATOMIC_INIT(0);
-static DEFINE_PER_CPU(struct work_struct, xiw_own_drain);
-
-static void xiw_own_ring_empty(struct xiw_own_ring *r)
-{
-	int i;
-
-	for (i = 0; i < XIW_OWN_PAGES; i++) {
-		if (r->page[i])
-			put_page(r->page[i]);
-		r->page[i] = NULL;
-	}
-	r->next = 0;
-}
-
-static void xiw_own_drain_here(struct work_struct *work)
-{
-	struct xiw_own_ring *r;
-	struct page *page;
-	int i;
-
-	for (i = 0; i < XIW_OWN_PAGES; i++) {
-		r = get_cpu_ptr(&xiw_own_ring);
-		page = r->page[i];
-		r->page[i] = NULL;
-		put_cpu_ptr(&xiw_own_ring);
-		if (page)
-			put_page(page);
-	}
-}
 
 static void xiw_own_idle_fn(struct work_struct *work)
 {
-	int cpu;
-
 	/* A QP came since: it may use the pages. */
-	if (atomic_read(&xiw_own_users))
-		return;
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		struct work_struct *w = per_cpu_ptr(&xiw_own_drain, cpu);
-
-		INIT_WORK(w, xiw_own_drain_here);
-		queue_work_on(cpu, system_wq, w);
-	}
-	for_each_possible_cpu(cpu)
-		if (!cpu_online(cpu))
-			xiw_own_ring_empty(per_cpu_ptr(&xiw_own_ring, cpu));
-	for_each_online_cpu(cpu)
-		flush_work(per_cpu_ptr(&xiw_own_drain, cpu));
-	cpus_read_unlock();
+	if (!atomic_read(&xiw_own_users))
+		xiw_own_take(ULONG_MAX);
 }
 
 static DECLARE_DELAYED_WORK(xiw_own_idle, xiw_own_idle_fn);
@@ -451,17 +477,23 @@ void xiw_tx_own_pages_release(void)
 				 XIW_OWN_IDLE);
 }
 
+/* Module init: the shrinker. 0 or -ENOMEM. */
+int xiw_tx_own_pages_init(void)
+{
+	xiw_own_shrinker = xiw_shrinker_new(xiw_own_count, xiw_own_scan,
+					    "xiw-own-pages");
+	return xiw_own_shrinker ? 0 : -ENOMEM;
+}
+
 /* The pages each CPU's ring holds, for tests (debugfs: own_pages). */
 static int xiw_own_pages_show(struct seq_file *m, void *v)
 {
-	unsigned int cpu, i, n, total = 0;
+	unsigned int n, total = 0;
+	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		struct xiw_own_ring *r = per_cpu_ptr(&xiw_own_ring, cpu);
-
-		for (i = 0, n = 0; i < XIW_OWN_PAGES; i++)
-			n += !!READ_ONCE(r->page[i]);
-		seq_printf(m, "cpu%u %u\n", cpu, n);
+		n = xiw_own_held_on(cpu);
+		seq_printf(m, "cpu%d %u\n", cpu, n);
 		total += n;
 	}
 	seq_printf(m, "total %u\n", total);
@@ -477,10 +509,8 @@ void xiw_tx_own_pages_debugfs(struct dentry *dir)
 /* Module exit, every QP gone: what the rings still hold. */
 void xiw_tx_own_pages_free(void)
 {
-	int cpu;
-
 	WARN_ON_ONCE(atomic_read(&xiw_own_users));
+	xiw_shrinker_free(xiw_own_shrinker);
 	cancel_delayed_work_sync(&xiw_own_idle);
-	for_each_possible_cpu(cpu)
-		xiw_own_ring_empty(per_cpu_ptr(&xiw_own_ring, cpu));
+	xiw_own_take(ULONG_MAX);
 }
