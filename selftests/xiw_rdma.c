@@ -3239,22 +3239,31 @@ static int xz_writes_on(struct xr_side *c, struct xr_side *s, uint64_t seed,
 }
 
 /*
+ * Copied Writes on lo into pages of xiw's own (tx_zcopy=1, tx_own_pages),
+ * with debugfs mounted to see the rings: 0, or -1 if that cannot be.
+ */
+static int xz_own_pages_on(void)
+{
+	sh("mountpoint -q /sys/kernel/debug || "
+	   "mount -t debugfs none /sys/kernel/debug >/dev/null 2>&1");
+	if (!path_exists(XZ_OWN_PAGES) || xz_param("tx_zcopy", 1) ||
+	    xz_param("tx_own_pages", 1))
+		return -1;
+	return 0;
+}
+
+/*
  * The rings of own pages hold pages only while QPs exist. Writes posted
  * from CPU 0 and from CPU 1 leave pages in both CPUs' rings; CPU 1 goes
  * offline and keeps its pages while the QPs are there. Once the last QP
- * is gone, within the driver's delay (two seconds) every ring is empty:
- * CPU 0's by a work item there, the offline CPU's directly. CPU 1 comes
- * back.
+ * is gone, within the driver's delay (two seconds) every ring is empty,
+ * the offline CPU's too. CPU 1 comes back.
  */
 TEST_F_TIMEOUT(zcopy, own_pages_emptied_when_idle, 300)
 {
 	bool cpu1 = path_exists(XZ_CPU1 "online");
 
-	sh("mountpoint -q /sys/kernel/debug || "
-	   "mount -t debugfs none /sys/kernel/debug >/dev/null 2>&1");
-	ASSERT_TRUE(path_exists(XZ_OWN_PAGES));
-	ASSERT_EQ(0, xz_param("tx_zcopy", 1));
-	ASSERT_EQ(0, xz_param("tx_own_pages", 1));
+	ASSERT_EQ(0, xz_own_pages_on());
 	ASSERT_EQ(0, xz_writes_on(self->c, self->s, self->seed, 0, 0x7a0));
 	TH_LOG("CPU 0's ring holds %ld pages", xz_own_held(0));
 	ASSERT_LT(0, xz_own_held(0));
@@ -3273,6 +3282,29 @@ TEST_F_TIMEOUT(zcopy, own_pages_emptied_when_idle, 300)
 		TH_LOG("%ld pages still held", xz_own_held(-1));
 	if (cpu1)
 		ASSERT_EQ(0, sh("echo 1 > " XZ_CPU1 "online"));
+}
+
+/*
+ * The rings are a cache the kernel may take back: with the QPs still
+ * there, pages held after Writes from CPU 0 all go when the shrinkers
+ * run (echo 2 > drop_caches), and the next Writes fill the ring again
+ * and still arrive intact.
+ */
+TEST_F_TIMEOUT(zcopy, own_pages_shrunk, 300)
+{
+	long before;
+
+	ASSERT_EQ(0, xz_own_pages_on());
+	ASSERT_EQ(0, xz_writes_on(self->c, self->s, self->seed, 0, 0x7c0));
+	before = xz_own_held(-1);
+	TH_LOG("the rings hold %ld pages", before);
+	ASSERT_LT(0, before);
+	ASSERT_EQ(0, sh("echo 2 > /proc/sys/vm/drop_caches"));
+	ASSERT_EQ(0, xz_own_held(-1))
+		TH_LOG("%ld of %ld pages still held", xz_own_held(-1), before);
+	ASSERT_EQ(0, xz_writes_on(self->c, self->s, self->seed + 8, 0,
+				  0x7d0));
+	ASSERT_LT(0, xz_own_held(0));
 }
 
 /*
