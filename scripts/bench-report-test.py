@@ -381,7 +381,31 @@ class Ab(unittest.TestCase):
         self.assertEqual(d, [["w", "Gb/s", "xiwnc", "3.00", "[1.00-4.00]",
                               "4.00", "[3.00-5.00]", "1.33"]])
         self.assertEqual(self.rows_of(lines, "w", "xiw/siwcrc"), [])
-        self.assertFalse(any(ln.startswith("tcp") for ln in lines))
+        # iperf3 ran in one base guest only, and is no device of a test.
+        self.assertEqual(self.rows_of(lines, "tcp", "iperf3"),
+                         [["tcp", "Gb/s", "iperf3", "9.00", "[9.00-9.00]",
+                           "-", "-"]])
+        self.assertEqual(self.rows_of(lines, "tcp", "xiwnc/siw"), [])
+        self.assertFalse(any("tcp" in ln for ln in lines
+                             if ln.startswith("note")))
+
+    def test_tcp_row_both_sides_and_a_failed_iperf3(self):
+        for side, v in (("base", 2.0), ("change", 3.0)):
+            self.put(side + "-1.tsv", [row(1, "xiw", "w", 1.0),
+                                       row(1, "siw", "w", 1.0),
+                                       row(1, "tcp", "tcp", v),
+                                       row(2, "tcp", "tcp", v + 2.0)])
+        self.put("change-2.tsv", [row(1, "xiw", "w", 1.0),
+                                  row(1, "siw", "w", 1.0),
+                                  row(1, "tcp", "tcp", "fail")])
+        lines, ok = br.ab(self.dir.name)
+        # iperf3 failing is noted; it is no failure of xiw.
+        self.assertTrue(ok)
+        self.assertEqual(self.rows_of(lines, "tcp", "iperf3"),
+                         [["tcp", "Gb/s", "iperf3", "3.00", "[2.00-4.00]",
+                           "4.00", "[3.00-5.00]", "1.33"]])
+        self.assertIn("note: tcp (iperf3) failed: change-2.tsv round 1",
+                      lines)
 
     def test_a_failed_xiw_run_is_reported_and_fails(self):
         self.put("base-1.tsv", [row(1, "xiw", "w", 1.0),

@@ -342,6 +342,10 @@ def ab(directory):
     files = {side: 0 for side in AB_SIDES}
     tests, units = [], {}
     failed = []
+    # iperf3 over the guest's loopback, each side's: how fast the host
+    # ran, which the ratios cancel and the device rows do not.
+    tcp = {side: [] for side in AB_SIDES}
+    tcp_failed = []
     for name in sorted(os.listdir(directory)):
         m = re.fullmatch(r"(base|change)-(\d+)\.tsv", name)
         if not m:
@@ -350,6 +354,10 @@ def ab(directory):
         files[side] += 1
         for r in read_results(os.path.join(directory, name)):
             if r["test"] == "tcp":
+                if r["status"] == "ok":
+                    tcp[side].append(float(r["value"]))
+                else:
+                    tcp_failed.append("%s round %s" % (name, r["round"]))
                 continue
             if r["test"] not in tests:
                 tests.append(r["test"])
@@ -398,11 +406,19 @@ def ab(directory):
                         ["%s [%s-%s]" % (fmt(mm), fmt(min(x)), fmt(max(x)))
                          if x else "-" for mm, x in zip(m, v)] +
                         [fmt(ratio(m[1], m[0]))])
+    if any(tcp.values()):
+        m = [med(x) for x in tcp.values()]
+        body.append(["tcp", "Gb/s", "iperf3"] +
+                    ["%s [%s-%s]" % (fmt(mm), fmt(min(x)), fmt(max(x)))
+                     if x else "-" for mm, x in zip(m, tcp.values())] +
+                    [fmt(ratio(m[1], m[0]))])
     out = ["make bench-ab: %d run(s) of the base tree, %d of the change,"
            " alternately" % (files["base"], files["change"]),
            "ratio rows: the median of the rounds' own ratios (their count"
            " in brackets);",
            "device rows: the median over every round [lowest-highest];",
+           "tcp: iperf3 in the same guests, the host's speed on each"
+           " side;",
            "change/base > 1 means the change measured more: better for"
            " bandwidth and rate, worse for latency, connection time and"
            " memory.",
@@ -413,6 +429,7 @@ def ab(directory):
         if not files[side]:
             out.append("note: no %s-N.tsv in %s" % (side, directory))
     out += ["note: failed: " + f for f in failed]
+    out += ["note: tcp (iperf3) failed: " + f for f in tcp_failed]
     return out, ok
 
 
