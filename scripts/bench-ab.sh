@@ -15,11 +15,14 @@
 # results.tsv), base-N.log and change-N.log, runs.txt (each run's exit
 # status and seconds) and report.txt (the comparison, printed too).
 # Exit status: non-zero if a run failed or the report found a failed run
-# of xiw; the report is printed either way.
+# of xiw; the report is printed either way. AB_BENCH replaces "make
+# bench" as what each side runs in its tree (scripts/lib-test.sh runs
+# the loop with a stand-in that writes build/bench/results.tsv).
 set -euo pipefail
 
 base=${1:-}
 pairs=${AB_PAIRS:-2}
+bench=${AB_BENCH:-make bench}
 if [ -z "$base" ] || ! [[ $pairs =~ ^[1-9][0-9]*$ ]]; then
 	echo "usage: [AB_PAIRS=N] scripts/bench-ab.sh BASE-REVISION" >&2
 	exit 2
@@ -52,7 +55,7 @@ one() {		# one SIDE N: a make bench of SIDE, its results kept
 	# bench.sh empties build/bench only after its builds: a run that
 	# fails before then must not leave an older run's results.
 	rm -f "$dir/build/bench/results.tsv"
-	(cd "$dir" && make bench) > "$out/$side-$n.log" 2>&1 || rc=$?
+	(cd "$dir" && $bench) > "$out/$side-$n.log" 2>&1 || rc=$?
 	if [ -s "$dir/build/bench/results.tsv" ]; then
 		cp "$dir/build/bench/results.tsv" "$out/$side-$n.tsv"
 	elif [ "$rc" -eq 0 ]; then

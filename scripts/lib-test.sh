@@ -3,9 +3,9 @@
 #
 # Host test of the kernel-log verdict of scripts/lib.sh (xiw_klog_scan),
 # of scripts/check.sh's reading of TAP (check.sh --parse) and of the
-# guest's module check (xiw_ko_for), and of bench-ab.sh's refusals of
-# what it cannot compare: each case is an input and what the
-# verdict must be. scripts/testdata/klog-siw-lockdep.txt
+# guest's module check (xiw_ko_for), and of bench-ab.sh: its refusals
+# of what it cannot compare, and its loop and report with a stand-in
+# bench: each case is an input and what the verdict must be. scripts/testdata/klog-siw-lockdep.txt
 # is the known siw report as a debug-kernel guest logged it. Prints TAP;
 # exits non-zero if any case fails. make check runs it.
 set -u
@@ -209,17 +209,47 @@ else
 fi
 case_ko "no module" "$tmp/none.ko" 6.1.0-57-amd64 1 '^no xiw.ko with a vermagic at '
 
-# make bench-ab refuses what it cannot compare before it builds or
-# checks anything out: exit 2 and why.
+# make bench-ab, in a repository of its own under $tmp (so that a real
+# bench-ab in this one neither disturbs these cases nor is disturbed):
+# bench-ab.sh, bench-report.py, and a stand-in for make bench (AB_BENCH)
+# that writes one xiw/siw round and an iperf3 row from the tree's
+# value.txt ("VALUE EXIT", VALUE "none" for no results) and appends
+# VALUE to $AB_TEST_ORDER, so that the order of the runs shows.
+ab=$tmp/abrepo
+mkdir -p "$ab/scripts"
+cp "$here/bench-ab.sh" "$here/bench-report.py" "$ab/scripts/"
+cat > "$ab/bench" <<'STANDIN'
+#!/bin/bash
+read -r v rc < value.txt
+echo "$v" >> "$AB_TEST_ORDER"
+mkdir -p build/bench
+[ "$v" = none ] && exit "$rc"
+row() { local IFS=$'\t'; echo "$*"; }
+{ row round device test metric unit value status attempts seconds log
+  row 1 xiw w bw Gb/s "$v" ok 1 5 x
+  row 1 siw w bw Gb/s 1.0 ok 1 5 x
+  row 1 tcp tcp bw Gb/s 3.0 ok 1 5 x
+} > build/bench/results.tsv
+exit "$rc"
+STANDIN
+chmod +x "$ab/bench"
+echo "1.0 0" > "$ab/value.txt"
+echo build/ > "$ab/.gitignore"
+git -C "$ab" init -q && git -C "$ab" add -A &&
+	git -C "$ab" -c user.name=t -c user.email=t@t commit -q -m base ||
+	echo "# cannot make the test repository" >&2
+
+# bench-ab refuses what it cannot compare before it builds or checks
+# anything out: exit 2 and why.
 case_ab() {	# case_ab NAME WANT-REGEX ENV... -- ARGS...
 	local name=$1 re=$2 rc=0
 	shift 2
 	local envs=()
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
-	env "${envs[@]}" "$here/bench-ab.sh" "$@" > "$tmp/out" 2>&1 || rc=$?
+	env "${envs[@]}" "$ab/scripts/bench-ab.sh" "$@" > "$tmp/out" 2>&1 || rc=$?
 	if [ "$rc" -eq 2 ] && grep -q -E -e "$re" "$tmp/out" &&
-	   ! [ -e "$here/../build/bench-ab/base-tree" ]; then
+	   ! [ -e "$ab/build/bench-ab/base-tree" ]; then
 		ok "$name"
 	else
 		echo "want exit 2 and /$re/, got $rc" >> "$tmp/out"
@@ -231,6 +261,56 @@ case_ab "bench-ab: no pairs" '^usage: ' AB_PAIRS=0 -- HEAD
 case_ab "bench-ab: pairs not a number" '^usage: ' AB_PAIRS=x -- HEAD
 case_ab "bench-ab: no such revision" 'no-such-rev-x is no commit' \
 	-- no-such-rev-x
+
+# case_ab_run NAME VALUE PAIRS WANT-RC WANT-ORDER WANT-RUNS WANT-REPORT:
+# with value.txt edited to VALUE (the change) against HEAD (the base),
+# bench-ab must exit WANT-RC (0, or 1 for any failure), run the sides
+# in WANT-ORDER (their values, space-separated), record WANT-RUNS in
+# runs.txt (its "SIDE N exit RC" parts, "; "-separated), print lines
+# matching each regex of WANT-REPORT (one a line), and leave no
+# worktree behind.
+case_ab_run() {
+	local name=$1 value=$2 pairs=$3 want=$4 order=$5 runs=$6 report=$7
+	local rc=0 got_order got_runs re bad=
+	echo "$value" > "$ab/value.txt"
+	rm -f "$tmp/order"
+	AB_PAIRS=$pairs AB_BENCH=./bench AB_TEST_ORDER=$tmp/order \
+		"$ab/scripts/bench-ab.sh" HEAD > "$tmp/out" 2>&1 < /dev/null || rc=$?
+	[ "$rc" -eq 0 ] || rc=1
+	got_order=$(paste -sd ' ' "$tmp/order" 2>/dev/null)
+	got_runs=$(sed -E 's/^([a-z]+ [0-9]+ exit [0-9]+).*/\1/' \
+		"$ab/build/bench-ab/runs.txt" 2>/dev/null | paste -sd ';' |
+		sed 's/;/; /g')
+	[ "$rc" -eq "$want" ] || bad+="exit $rc, want $want; "
+	[ "$got_order" = "$order" ] || bad+="order '$got_order', want '$order'; "
+	[ "$got_runs" = "$runs" ] || bad+="runs '$got_runs', want '$runs'; "
+	while IFS= read -r re; do
+		grep -q -E -e "$re" "$tmp/out" || bad+="no /$re/ in the output; "
+	done <<< "$report"
+	! [ -e "$ab/build/bench-ab/base-tree" ] || bad+="the worktree is left; "
+	[ "$(git -C "$ab" worktree list | wc -l)" -eq 1 ] ||
+		bad+="a worktree is still registered; "
+	git -C "$ab" checkout -q -- value.txt
+	if [ -z "$bad" ]; then
+		ok "$name"
+	else
+		echo "$bad" >> "$tmp/out"
+		not_ok "$name" "$tmp/out"
+	fi
+}
+case_ab_run "bench-ab: two pairs, alternately, and the report" "2.0 0" 2 0 \
+	"1.0 2.0 2.0 1.0" \
+	"base 1 exit 0; change 1 exit 0; change 2 exit 0; base 2 exit 0" \
+	"with edits to tracked files, 2 pair\(s\)$
+^make bench-ab: 2 run\(s\) of the base tree, 2 of the change
+^w +ratio +xiw/siw +1\.00 \(2\) +2\.00 \(2\) +2\.00$
+^tcp +Gb/s +iperf3 +3\.00 \[3\.00-3\.00\] +3\.00 \[3\.00-3\.00\] +1\.00$"
+case_ab_run "bench-ab: a failed run fails, the report printed" "2.0 1" 1 1 \
+	"1.0 2.0" "base 1 exit 0; change 1 exit 1" \
+	"^w +ratio +xiw/siw +1\.00 \(1\) +2\.00 \(1\) +2\.00$"
+case_ab_run "bench-ab: exit 0 without results fails" "none 0" 1 1 \
+	"1.0 none" "base 1 exit 0; change 1 exit 1" \
+	"^note: no change-N.tsv in build/bench-ab$"
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
