@@ -207,6 +207,18 @@ serve() {
 	done
 }
 
+# xiw0's port counters that are not zero, as one line: what a failed
+# client's log then says of Terminates sent or received, CRC errors,
+# flushes and failed connections (xiw logs none of them by default).
+xiw_counters_note() {
+	local out
+	out=$(rdma statistic show link xiw0/1 2>&1) ||
+		{ echo "xiw0 counters: $out"; return; }
+	awk '{ for (i = 3; i < NF; i += 2)
+		   if ($(i + 1) != "0") s = s " " $i " " $(i + 1) }
+	     END { print "xiw0 counters not zero:" s }' <<< "$out"
+}
+
 # Role b: the matching clients, on xiw0 ($2: as serve's $3).
 clients() {
 	local tag=$1 p prog port size attempt before rc
@@ -235,6 +247,7 @@ clients() {
 			grep "^ *$size " "$log" | sed 's/^/# /'
 			ok "$prog$tag"
 		else
+			xiw_counters_note >> "$log"
 			not_ok "$prog$tag" "$log"
 		fi
 	done
