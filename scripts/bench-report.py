@@ -383,6 +383,14 @@ def ab(directory):
     def med(xs):
         return statistics.median(xs) if xs else None
 
+    def spread(v):
+        """Each side's median [lowest-highest] of v (a list of values per
+        side), then change/base."""
+        m = [med(x) for x in v]
+        return (["%s [%s-%s]" % (fmt(mm), fmt(min(x)), fmt(max(x)))
+                 if x else "-" for mm, x in zip(m, v)] +
+                [fmt(ratio(m[1], m[0]))])
+
     devices = [d for d in ("xiw", "xiwnc", "siw", "siwcrc")
                if any(values(s, t, d) for s in AB_SIDES for t in tests)]
     pairs = [p for p in AB_PAIRS if p[0] in devices and p[1] in devices]
@@ -399,19 +407,10 @@ def ab(directory):
                          for v, x in zip(m, r)] + [fmt(ratio(m[1], m[0]))])
         for d in devices:
             v = [values(s, test, d) for s in AB_SIDES]
-            if not any(v):
-                continue
-            m = [med(x) for x in v]
-            body.append([test, units[test], d] +
-                        ["%s [%s-%s]" % (fmt(mm), fmt(min(x)), fmt(max(x)))
-                         if x else "-" for mm, x in zip(m, v)] +
-                        [fmt(ratio(m[1], m[0]))])
+            if any(v):
+                body.append([test, units[test], d] + spread(v))
     if any(tcp.values()):
-        m = [med(x) for x in tcp.values()]
-        body.append(["tcp", "Gb/s", "iperf3"] +
-                    ["%s [%s-%s]" % (fmt(mm), fmt(min(x)), fmt(max(x)))
-                     if x else "-" for mm, x in zip(m, tcp.values())] +
-                    [fmt(ratio(m[1], m[0]))])
+        body.append(["tcp", "Gb/s", "iperf3"] + spread(list(tcp.values())))
     out = ["make bench-ab: %d run(s) of the base tree, %d of the change,"
            " alternately" % (files["base"], files["change"]),
            "ratio rows: the median of the rounds' own ratios (their count"
