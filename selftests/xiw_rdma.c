@@ -25,6 +25,7 @@
  * 64 MiB (slow under TCG, so only once).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <sys/mman.h>
 
@@ -3305,6 +3306,66 @@ TEST_F_TIMEOUT(zcopy, own_pages_shrunk, 300)
 	ASSERT_EQ(0, xz_writes_on(self->c, self->s, self->seed + 8, 0,
 				  0x7d0));
 	ASSERT_LT(0, xz_own_held(0));
+}
+
+/*
+ * Reclaim while transmit passes take pages: a thread drops caches (the
+ * shrinker empties the rings from whatever CPU it runs on) while Writes
+ * posted from CPU 0 and CPU 1 in turn copy into them, a round from each
+ * and more until the thread has dropped caches three more times (at
+ * most 32 rounds). Every Write must arrive intact and complete.
+ */
+struct xz_dropper {
+	atomic_long drops;	/* done so far */
+	atomic_bool stop;
+	long long first_ms;	/* how long the first took */
+};
+
+static void *xz_drop_loop(void *arg)
+{
+	struct xz_dropper *d = arg;
+	long long t0 = now_ms();
+
+	while (!atomic_load(&d->stop)) {
+		int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+
+		if (fd < 0 || write(fd, "2", 1) != 1) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		close(fd);
+		if (!atomic_load(&d->drops))
+			d->first_ms = now_ms() - t0;
+		atomic_fetch_add(&d->drops, 1);
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(zcopy, own_pages_shrunk_under_traffic, 300)
+{
+	int cpus = path_exists(XZ_CPU1 "online") ? 2 : 1, round, w = 0;
+	struct xz_dropper d = { 0 };
+	pthread_t th;
+	long d0, d1;
+
+	ASSERT_EQ(0, xz_own_pages_on());
+	ASSERT_EQ(0, pthread_create(&th, NULL, xz_drop_loop, &d));
+	WAIT_UNTIL(atomic_load(&d.drops) > 0, 60000);
+	d0 = atomic_load(&d.drops);
+	for (round = 0; round < 32 && !w &&
+	     (round < cpus || atomic_load(&d.drops) < d0 + 3); round++)
+		w = xz_writes_on(self->c, self->s, self->seed + 8 * round,
+				 round % cpus, 0x7e0 + 8 * round);
+	d1 = atomic_load(&d.drops);
+	atomic_store(&d.stop, true);
+	pthread_join(th, NULL);
+	xz_pin(-1);
+	TH_LOG("first drop %lld ms; %d rounds of Writes, %ld drops meanwhile",
+	       d.first_ms, round, d1 - d0);
+	ASSERT_EQ(0, w) TH_LOG("round %d: Write %d failed", round - 1, w);
+	ASSERT_LT(0, d0) TH_LOG("no drop_caches went through");
+	ASSERT_LT(d0, d1) TH_LOG("no drop while the Writes ran");
 }
 
 /*
