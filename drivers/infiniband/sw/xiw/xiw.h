@@ -438,6 +438,43 @@ static inline void *xiw_ring_slot(const struct xiw_ring *ring, u32 idx)
 	       (size_t)(idx & (ring->num - 1)) * ring->slot_size;
 }
 
+/*
+ * Copy an SQ or RQ entry out of its slot, which the producer (user
+ * space, or a kernel consumer's post) filled: the fixed part, then only
+ * the SGEs or inline bytes that part's own counts say are used, each
+ * count capped at its array. A bad count so copies no more than the
+ * slot holds, and the checks that read the copy refuse it. The copy's
+ * other SGE bytes keep an earlier entry's, which nothing reads: every
+ * reader stops at the copied count (or at one SGE where it needs one).
+ * Most entries carry one SGE of the up to eight a slot has room for.
+ */
+static inline void xiw_sqe_copy(struct xiw_sqe *to,
+				const struct xiw_sqe *from)
+{
+	u32 i, n;
+
+	memcpy(to, from, offsetof(struct xiw_sqe, sge));
+	if (to->flags & XIW_WQE_INLINE) {
+		memcpy(to->sge, from->sge,
+		       min_t(u32, to->inline_len, sizeof(to->sge)));
+		return;
+	}
+	n = min_t(u32, to->num_sge, ARRAY_SIZE(to->sge));
+	for (i = 0; i < n; i++)
+		to->sge[i] = from->sge[i];
+}
+
+static inline void xiw_rqe_copy(struct xiw_rqe *to,
+				const struct xiw_rqe *from)
+{
+	u32 i, n;
+
+	memcpy(to, from, offsetof(struct xiw_rqe, sge));
+	n = min_t(u32, to->num_sge, ARRAY_SIZE(to->sge));
+	for (i = 0; i < n; i++)
+		to->sge[i] = from->sge[i];
+}
+
 int xiw_rqe_post(struct xiw_ring *ring, u32 max_sge,
 		 const struct ib_recv_wr *wr);
 int xiw_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);

@@ -12,7 +12,6 @@
 #include "xiw_rx.h"
 #include "xiw_tx.h"
 
-/* Take a receive WQE for a new Send (copied once, then checked). */
 /* Receives complete normally only in RTS and SQD. */
 static bool xiw_rx_live(const struct xiw_qp *qp)
 {
@@ -21,6 +20,7 @@ static bool xiw_rx_live(const struct xiw_qp *qp)
 	return st == IB_QPS_RTS || st == IB_QPS_SQD;
 }
 
+/* Take a receive WQE for a new Send (copied once, then checked). */
 static int xiw_rx_take_rqe(struct xiw_rx *rx)
 {
 	struct xiw_qp *qp = rx->qp;
@@ -40,7 +40,7 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 			spin_unlock_irqrestore(&srq->lock, irqflags);
 			return -ENOBUFS;
 		}
-		memcpy(&rx->rqe, slot, sizeof(rx->rqe));
+		xiw_rqe_copy(&rx->rqe, slot);
 		/* Release: our copy is complete before the slot is reused. */
 		smp_store_release(&slot->flags, 0);
 		srq->ring.cons++;
@@ -78,7 +78,7 @@ static int xiw_rx_take_rqe(struct xiw_rx *rx)
 			return -ENOBUFS;
 		}
 		/* The slot stays ours until the Send completes. */
-		memcpy(&rx->rqe, slot, sizeof(rx->rqe));
+		xiw_rqe_copy(&rx->rqe, slot);
 		spin_unlock_irqrestore(&qp->rq_lock, irqflags);
 	}
 	rx->rq_active = true;

@@ -373,7 +373,7 @@ static int xiw_tx_next_sqe(struct xiw_qp *qp)
 			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return 0;
 		}
-		memcpy(sqe, slot, sizeof(*sqe));
+		xiw_sqe_copy(sqe, slot);
 		if (!xiw_tx_may_start(qp, sqe->flags, sqe->opcode)) {
 			spin_unlock_irqrestore(&qp->sq_lock, irqflags);
 			return -EAGAIN;
