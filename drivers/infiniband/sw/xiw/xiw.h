@@ -546,7 +546,15 @@ int xiw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int nents,
  * valid; -EACCES for another PD.
  */
 struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag);
-void xiw_mr_put(struct xiw_mr *mr);
+void xiw_mr_release(struct xiw_mr *mr);
+
+/* Every message puts the MRs it used: the last put only is a call. */
+static inline void xiw_mr_put(struct xiw_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		xiw_mr_release(mr);
+}
+
 int xiw_mr_check(struct xiw_mr *mr, const struct xiw_qp *qp, u64 addr,
 		 u64 len, int access);
 int xiw_mr_bvec(struct xiw_mr *mr, u64 addr, u32 len, struct bio_vec *bv,
@@ -587,7 +595,6 @@ void xiw_qp_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *xiw_get_qp(struct ib_device *ibdev, int qpn);
 
 /* xiw_qp_state.c */
-u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel);
 void xiw_sq_retire(struct xiw_qp *qp);
 int xiw_qp_conn_established(struct xiw_qp *qp, struct xiw_conn *conn,
 			    struct socket *sock,
@@ -622,9 +629,35 @@ void xiw_cm_qp_closing_now(struct xiw_conn *conn);
 void xiw_cm_conn_get(struct xiw_conn *conn);
 void xiw_cm_conn_put(struct xiw_conn *conn);
 
-/* xiw_mpa.c */
-u32 xiw_mpa_mulpdu(u32 emss, bool markers);
-u32 xiw_mpa_to_marker(u32 pos);
+/* xiw_mpa.c, and the MPA arithmetic every FPDU uses */
+/*
+ * MPA-23 (RFC 5044 section 4.5): the largest ULPDU of an FPDU that fits
+ * one segment of emss bytes; with markers, room for the most markers
+ * such a segment can hold. The emss % 4 keeps the padded FPDU within
+ * emss. Never below 128, and capped below 2^16 on a four-byte boundary
+ * so that the length field holds it with its pad.
+ */
+static inline u32 xiw_mpa_mulpdu(u32 emss, bool markers)
+{
+	u32 over = MPA_HDR_LEN + MPA_CRC_LEN + emss % 4;
+
+	if (markers)
+		over += MPA_MARKER_LEN * DIV_ROUND_UP(emss, MPA_MARKER_INTERVAL);
+	return clamp_t(u32, emss > over ? emss - over : 0, MPA_MIN_MULPDU,
+		       U16_MAX & ~3U);
+}
+
+/*
+ * Bytes from stream position pos (counted from the start of full
+ * operation, markers included) to the next marker; 0 when one starts at
+ * pos. u32 wraps as TCP sequence numbers do and 512 divides 2^32, so the
+ * count stays right across the wrap (section 4.3).
+ */
+static inline u32 xiw_mpa_to_marker(u32 pos)
+{
+	return -pos & (MPA_MARKER_INTERVAL - 1);
+}
+
 u32 xiw_mpa_crc_bvec(u32 crc, const struct bio_vec *bv, u32 len);
 struct dentry;
 void xiw_mpa_crc_init(struct dentry *dir);
@@ -684,5 +717,70 @@ void xiw_rx_data_ready(struct xiw_qp *qp, struct sock *sk);
 /* xiw_cm.c: the IRD/ORD limits (module parameters max_ird, max_ord). */
 u32 xiw_max_ird(void);
 u32 xiw_max_ord(void);
+
+/* Inline helpers of the data path, every message's. */
+
+/*
+ * Count on the QP (struct xiw_qp_counts) a counter that one context at
+ * a time adds to: the transmit pass (under its lock) or receive (under
+ * the socket's lock). A load, an add and a store, not a locked add on
+ * every FPDU; a reader on another CPU still sees a whole 64-bit value.
+ */
+static inline void xiw_qp_count_own_add(struct xiw_qp *qp,
+					enum xiw_counter c, u64 n)
+{
+	atomic64_t *v = &qp->counts.v[c];
+
+	atomic64_set(v, atomic64_read(v) + n);
+}
+
+/*
+ * Whole FPDUs: MPA header, ULPDU, pad, CRC and the markers among them.
+ * Called from the transmit pass only.
+ */
+static inline void xiw_count_tx_fpdu(struct xiw_qp *qp, u32 bytes)
+{
+	xiw_count(qp->xdev, TX_FPDUS);
+	xiw_count_add(qp->xdev, TX_BYTES, bytes);
+	xiw_qp_count_own_add(qp, XIW_CNT_TX_FPDUS, 1);
+	xiw_qp_count_own_add(qp, XIW_CNT_TX_BYTES, bytes);
+}
+
+/* Called from receive only (under the socket's lock). */
+static inline void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes)
+{
+	xiw_count(qp->xdev, RX_FPDUS);
+	xiw_count_add(qp->xdev, RX_BYTES, bytes);
+	xiw_qp_count_own_add(qp, XIW_CNT_RX_FPDUS, 1);
+	xiw_qp_count_own_add(qp, XIW_CNT_RX_BYTES, bytes);
+}
+
+/*
+ * Completion opcode for a send queue entry (taken, or flushed). A
+ * user ring holding XIW_WR_REG_MR holds garbage, flushed as a Send.
+ */
+static inline u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_UVERBS_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_RDMA_READ_WITH_INV:
+		return IB_UVERBS_WC_RDMA_READ;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_UVERBS_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_UVERBS_WC_BIND_MW;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_UVERBS_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_UVERBS_WC_FETCH_ADD;
+	case XIW_WR_REG_MR:
+		return kernel ? XIW_WC_REG_MR : IB_UVERBS_WC_SEND;
+	default:
+		return IB_UVERBS_WC_SEND;
+	}
+}
 
 #endif /* XIW_H */

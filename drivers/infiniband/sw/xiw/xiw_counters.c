@@ -76,15 +76,6 @@ void xiw_counters_free(struct xiw_device *xdev)
 	xdev->counters = NULL;
 }
 
-/* Whole FPDUs: MPA header, ULPDU, pad, CRC and the markers among them. */
-void xiw_count_tx_fpdu(struct xiw_qp *qp, u32 bytes)
-{
-	xiw_count(qp->xdev, TX_FPDUS);
-	xiw_count_add(qp->xdev, TX_BYTES, bytes);
-	xiw_qp_count(qp, TX_FPDUS);
-	xiw_qp_count_add(qp, TX_BYTES, bytes);
-}
-
 /* A message whose payload (bytes) goes to TCP zero-copy. */
 void xiw_count_tx_zcopy(struct xiw_qp *qp, u32 bytes)
 {
@@ -102,14 +93,6 @@ void xiw_count_tx_page(struct xiw_qp *qp, bool fresh)
 
 	this_cpu_inc(qp->xdev->counters->v[c]);
 	atomic64_inc(&qp->counts.v[c]);
-}
-
-void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes)
-{
-	xiw_count(qp->xdev, RX_FPDUS);
-	xiw_count_add(qp->xdev, RX_BYTES, bytes);
-	xiw_qp_count(qp, RX_FPDUS);
-	xiw_qp_count_add(qp, RX_BYTES, bytes);
 }
 
 /* One event of a counter the QP can attribute, on the device and the QP. */

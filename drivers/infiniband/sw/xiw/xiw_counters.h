@@ -110,8 +110,9 @@ struct xiw_qp_diag {
 /*
  * What one QP counted, for the per-QP counters of "rdma statistic qp"
  * (xiw_counters.c). The data path adds to v[] whether or not the QP is
- * bound: one atomic add on the QP's own memory, no lookup, no lock.
- * node is under xiw_qpc_lock.
+ * bound: one atomic add on the QP's own memory, no lookup, no lock
+ * (for the FPDU counts, which one context at a time adds to, a plain
+ * add and store). node is under xiw_qpc_lock.
  */
 struct xiw_qp_counts {
 	atomic64_t v[XIW_CNT_NUM];
@@ -137,8 +138,6 @@ struct socket;
 extern const struct ib_device_ops xiw_counter_ops;
 int xiw_counters_alloc(struct xiw_device *xdev);
 void xiw_counters_free(struct xiw_device *xdev);
-void xiw_count_tx_fpdu(struct xiw_qp *qp, u32 bytes);
-void xiw_count_rx_fpdu(struct xiw_qp *qp, u32 bytes);
 void xiw_count_tx_zcopy(struct xiw_qp *qp, u32 bytes);
 void xiw_count_tx_page(struct xiw_qp *qp, bool fresh);
 void xiw_count_term(struct xiw_qp *qp, bool sent, u8 layer_etype, u8 ecode);

@@ -170,7 +170,8 @@ void xiw_cq_add(struct xiw_cq *cq, const struct xiw_cqe *cqe)
 	unsigned long flags;
 	u32 notify;
 
-	xiw_count_cqe(cq, cqe);
+	if (cqe->status != IB_WC_SUCCESS)
+		xiw_count_cqe(cq, cqe);
 	spin_lock_irqsave(&cq->lock, flags);
 	slot = xiw_ring_slot(&cq->ring, cq->ring.prod);
 	/* Acquire: the consumer's copy of the slot is done before we refill. */

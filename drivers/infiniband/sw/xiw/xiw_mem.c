@@ -397,10 +397,9 @@ struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag)
 	return mr;
 }
 
-void xiw_mr_put(struct xiw_mr *mr)
+/* The last reference went (xiw_mr_put()). */
+void xiw_mr_release(struct xiw_mr *mr)
 {
-	if (!refcount_dec_and_test(&mr->ref))
-		return;
 	/*
 	 * A user MR's pages went at dereg, a window's MR reference at
 	 * unbind or dealloc; a kernel MR's dereg waits here.

@@ -30,34 +30,6 @@
 #define XIW_IWCM_ACCESS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
 
 /*
- * Completion opcode for a send queue entry, for flush completions. A
- * user ring holding XIW_WR_REG_MR holds garbage, flushed as a Send.
- */
-u8 xiw_sq_wc_opcode(u8 wr_opcode, bool kernel)
-{
-	switch (wr_opcode) {
-	case IB_UVERBS_WR_RDMA_WRITE:
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return IB_UVERBS_WC_RDMA_WRITE;
-	case IB_UVERBS_WR_RDMA_READ:
-	case IB_UVERBS_WR_RDMA_READ_WITH_INV:
-		return IB_UVERBS_WC_RDMA_READ;
-	case IB_UVERBS_WR_LOCAL_INV:
-		return IB_UVERBS_WC_LOCAL_INV;
-	case IB_UVERBS_WR_BIND_MW:
-		return IB_UVERBS_WC_BIND_MW;
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return IB_UVERBS_WC_COMP_SWAP;
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_UVERBS_WC_FETCH_ADD;
-	case XIW_WR_REG_MR:
-		return kernel ? XIW_WC_REG_MR : IB_UVERBS_WC_SEND;
-	default:
-		return IB_UVERBS_WC_SEND;
-	}
-}
-
-/*
  * Take every published entry off a work queue, completing each with a
  * flush error on cq (or silently with cq NULL, for a reset). Only wr_id
  * and the opcode are read from a slot, each once: an entry's other

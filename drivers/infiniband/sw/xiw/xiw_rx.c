@@ -59,18 +59,6 @@ int xiw_rx_create(struct xiw_qp *qp)
 	return 0;
 }
 
-void xiw_rx_put_rq_mrs(struct xiw_rx *rx)
-{
-	u32 i;
-
-	for (i = 0; i < rx->rmr_n; i++) {
-		if (rx->rmr[i])
-			xiw_mr_put(rx->rmr[i]);
-		rx->rmr[i] = NULL;
-	}
-	rx->rmr_n = 0;
-}
-
 void xiw_rx_put_mr(struct xiw_rx *rx)
 {
 	if (rx->mr)
@@ -315,7 +303,7 @@ static int xiw_rx_recv(struct xiw_rx *rx, void *buf, u32 len, bool crc)
 }
 
 /* Use up len bytes xiw_rx_peek() copied to buf: CRC them, move on. */
-static void xiw_rx_take(struct xiw_rx *rx, const void *buf, u32 len)
+static inline void xiw_rx_take(struct xiw_rx *rx, const void *buf, u32 len)
 {
 	if (rx->qp->wire.mpa.crc)
 		rx->crc = xiw_crc32c(rx->crc, buf, len);

@@ -103,8 +103,20 @@ struct xiw_rx {
 	struct bio_vec bv[XIW_RX_BVECS];
 };
 
+/* Let go of the MRs of the receive WQE (every Send's). */
+static inline void xiw_rx_put_rq_mrs(struct xiw_rx *rx)
+{
+	u32 i;
+
+	for (i = 0; i < rx->rmr_n; i++) {
+		if (rx->rmr[i])
+			xiw_mr_put(rx->rmr[i]);
+		rx->rmr[i] = NULL;
+	}
+	rx->rmr_n = 0;
+}
+
 /* xiw_rx.c */
-void xiw_rx_put_rq_mrs(struct xiw_rx *rx);
 void xiw_rx_put_mr(struct xiw_rx *rx);
 
 /* xiw_rx_place.c */

@@ -108,7 +108,7 @@ static bool xiw_tx_set_get(struct xiw_tx *tx)
 }
 
 /* Give the set back: nothing of the last batch is left to hand over. */
-static void xiw_tx_set_put(struct xiw_tx *tx)
+static __always_inline void xiw_tx_set_put(struct xiw_tx *tx)
 {
 	struct xiw_tx_set *set = tx->set;
 
@@ -324,7 +324,7 @@ void xiw_sq_done(struct xiw_qp *qp, u32 idx, u8 status)
  * a full ORD would wait that long for the one before it to go out. The
  * slot is read without a copy: a hint, checked again when it is taken.
  */
-static bool xiw_tx_more(struct xiw_qp *qp, bool now)
+static inline bool xiw_tx_more(struct xiw_qp *qp, bool now)
 {
 	struct xiw_wire *w = &qp->wire;
 	u32 cons = READ_ONCE(qp->sq.cons);
@@ -381,7 +381,7 @@ static void xiw_tx_irq_retire(struct xiw_qp *qp)
  * set until the worker's pass clears it: the provider's next posts need
  * no system call.
  */
-static bool xiw_tx_take_bytes(struct xiw_qp *qp, u32 *bytes)
+static inline bool xiw_tx_take_bytes(struct xiw_qp *qp, u32 *bytes)
 {
 	struct xiw_tx *tx = qp->tx;
 

@@ -190,10 +190,30 @@ int xiw_tx_build(struct xiw_qp *qp);
 int xiw_tx_push(struct xiw_qp *qp, bool more);
 
 /* xiw_zc.c */
-void xiw_tx_unpin(struct xiw_tx *tx);
+
+/* Let go of the batch's references to user pages and our own. */
+static inline void xiw_tx_unpin(struct xiw_tx *tx)
+{
+	while (tx->npinned)
+		put_page(tx->pinned[--tx->npinned]);
+}
+
 void xiw_zc_callback(struct sk_buff *skb, struct ubuf_info *u,
 		     bool zerocopy_success);
-void xiw_tx_ref_begin(struct xiw_qp *qp, struct xiw_txmsg *m);
+void __xiw_tx_ref_begin(struct xiw_qp *qp, struct xiw_txmsg *m);
+extern uint xiw_tx_zcopy_min;
+
+/*
+ * Whether the message about to go may go zero-copy or by reference
+ * (xiw_zc.c): only one of at least tx_zcopy_min bytes, which most
+ * messages are not, so they are told apart here without a call.
+ */
+static inline void xiw_tx_ref_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
+{
+	if (m->len >= READ_ONCE(xiw_tx_zcopy_min) && m->len)
+		__xiw_tx_ref_begin(qp, m);
+}
+
 void xiw_tx_zc_detach(struct xiw_tx *tx);
 int xiw_tx_pin(struct xiw_tx *tx, const struct bio_vec *bv, int n);
 u8 *xiw_tx_zpage(struct xiw_tx *tx);

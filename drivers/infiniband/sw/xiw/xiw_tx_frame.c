@@ -185,7 +185,8 @@ static int xiw_tx_emit_kaddr(struct xiw_qp *qp, const void *p, u32 len,
  * Write into h the header of the FPDU that carries the message's next
  * chunk bytes; returns the FPDU's pad length.
  */
-static u32 xiw_tx_fpdu_hdr(const struct xiw_txmsg *m, u8 *h, u32 chunk)
+static __always_inline u32 xiw_tx_fpdu_hdr(const struct xiw_txmsg *m, u8 *h,
+					   u32 chunk)
 {
 	struct iwarp_ctrl *c = (struct iwarp_ctrl *)h;
 	u32 ulpdu = m->hdr_len - MPA_HDR_LEN + chunk;
@@ -202,7 +203,7 @@ static u32 xiw_tx_fpdu_hdr(const struct xiw_txmsg *m, u8 *h, u32 chunk)
 }
 
 /* The batch is tx->bv[0, nbv), len bytes: the next push hands it over. */
-static void xiw_tx_batch_set(struct xiw_tx *tx, int nbv, u32 len)
+static inline void xiw_tx_batch_set(struct xiw_tx *tx, int nbv, u32 len)
 {
 	memset(&tx->mh, 0, sizeof(tx->mh));
 	iov_iter_bvec(&tx->mh.msg_iter, ITER_SOURCE, tx->bv, nbv, len);

@@ -28,8 +28,8 @@ void xiw_tx_msg_release(struct xiw_txmsg *m)
 	}
 }
 
-static void xiw_tx_untagged(struct xiw_txmsg *m, u8 op, u32 qn, u32 msn,
-			    u32 inval)
+static inline void xiw_tx_untagged(struct xiw_txmsg *m, u8 op, u32 qn,
+				   u32 msn, u32 inval)
 {
 	struct iwarp_untagged *u = (struct iwarp_untagged *)m->hdr;
 
@@ -91,8 +91,9 @@ static int xiw_tx_sges(struct xiw_qp *qp, struct xiw_txmsg *m,
 }
 
 /* The payload of a Send or Write: inline bytes or checked SGEs. */
-static int xiw_tx_source(struct xiw_qp *qp, struct xiw_txmsg *m,
-			 const struct xiw_sqe *sqe)
+static __always_inline int xiw_tx_source(struct xiw_qp *qp,
+					 struct xiw_txmsg *m,
+					 const struct xiw_sqe *sqe)
 {
 	if (!(sqe->flags & XIW_WQE_INLINE))
 		return xiw_tx_sges(qp, m, sqe, 0, qp->cap.max_send_sge);

@@ -18,7 +18,7 @@
  * the copy buys nothing, hence tx_zcopy=1 only uses it on routes out of
  * the host, through a device that checksums (xiw_tx_route()). A Read
  * Response, which nothing completes, goes by reference without a ubuf
- * on such routes too; xiw_tx_ref_begin() decides.
+ * on such routes too; __xiw_tx_ref_begin() decides.
  *
  * Headers, trailers and markers of a zero-copy batch are in a page of
  * their own (tx->zpage), which the skbs reference like the payload; it
@@ -50,8 +50,8 @@ module_param(tx_zcopy, uint, 0644);
 MODULE_PARM_DESC(tx_zcopy,
 		 "Zero-copy transmit of large messages from user memory: 0 off, 1 on routes that leave the host through a device with checksum offload (default), 2 (or more) on every route; with 1, Read Responses by reference on loopback too");
 
-static uint tx_zcopy_min = 16384;
-module_param(tx_zcopy_min, uint, 0644);
+uint xiw_tx_zcopy_min = 16384;
+module_param_named(tx_zcopy_min, xiw_tx_zcopy_min, uint, 0644);
 MODULE_PARM_DESC(tx_zcopy_min,
 		 "Smallest message sent zero-copy, in bytes (default 16384)");
 
@@ -59,13 +59,6 @@ static bool tx_own_pages = true;
 module_param(tx_own_pages, bool, 0644);
 MODULE_PARM_DESC(tx_own_pages,
 		 "Copy a message of at least tx_zcopy_min bytes that does not go zero-copy into pages xiw reuses, which TCP then references, rather than have TCP copy it into pages it allocates (default on)");
-
-/* Let go of the batch's references to user pages and our own. */
-void xiw_tx_unpin(struct xiw_tx *tx)
-{
-	while (tx->npinned)
-		put_page(tx->pinned[--tx->npinned]);
-}
 
 static void xiw_zc_ctx_put(struct xiw_zc_ctx *ctx)
 {
@@ -165,7 +158,7 @@ static bool xiw_tx_by_ref_ok(const struct xiw_txmsg *m)
 	u32 i;
 
 	if (m->src != XIW_SRC_SGE ||
-	    m->len < max_t(u32, READ_ONCE(tx_zcopy_min), 1))
+	    m->len < max_t(u32, READ_ONCE(xiw_tx_zcopy_min), 1))
 		return false;
 	for (i = 0; i < m->nsge; i++)
 		if (m->mr[i] && m->mr[i]->type != XIW_MR_USER)
@@ -224,7 +217,7 @@ static bool xiw_tx_zc_take(struct xiw_qp *qp, struct xiw_txmsg *m)
  * run). The skbs hold references to the pages, so a deregistration
  * meanwhile cannot free them under TCP.
  */
-void xiw_tx_ref_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
+void __xiw_tx_ref_begin(struct xiw_qp *qp, struct xiw_txmsg *m)
 {
 	unsigned int mode = READ_ONCE(tx_zcopy), route = 0;
 	bool resp = XIW_TX_BY_REF && m->fin == XIW_FIN_IRQ;
