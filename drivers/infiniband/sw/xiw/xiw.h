@@ -448,8 +448,8 @@ static inline void *xiw_ring_slot(const struct xiw_ring *ring, u32 idx)
  * reader stops at the copied count (or at one SGE where it needs one).
  * Most entries carry one SGE of the up to eight a slot has room for.
  */
-static inline void xiw_sqe_copy(struct xiw_sqe *to,
-				const struct xiw_sqe *from)
+static __always_inline void xiw_sqe_copy(struct xiw_sqe *to,
+					 const struct xiw_sqe *from)
 {
 	u32 i, n;
 
@@ -464,8 +464,8 @@ static inline void xiw_sqe_copy(struct xiw_sqe *to,
 		to->sge[i] = from->sge[i];
 }
 
-static inline void xiw_rqe_copy(struct xiw_rqe *to,
-				const struct xiw_rqe *from)
+static __always_inline void xiw_rqe_copy(struct xiw_rqe *to,
+					 const struct xiw_rqe *from)
 {
 	u32 i, n;
 

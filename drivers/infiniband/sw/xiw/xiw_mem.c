@@ -452,8 +452,9 @@ static int xiw_mw_check(const struct xiw_mr *mw, const struct xiw_qp *qp,
  * window's own rules), range. Under the lock, or in a read section of
  * 'seq' for an MR.
  */
-static int xiw_mr_check_state(const struct xiw_mr *mr, const struct xiw_qp *qp,
-			      u64 addr, u64 len, int access)
+static inline int xiw_mr_check_state(const struct xiw_mr *mr,
+				     const struct xiw_qp *qp,
+				     u64 addr, u64 len, int access)
 {
 	if (!mr->valid)
 		return -ENOENT;

@@ -67,7 +67,7 @@ void xiw_rx_put_mr(struct xiw_rx *rx)
 }
 
 /* Forget the payload mapping (see struct xiw_rx). */
-static void xiw_rx_unmap(struct xiw_rx *rx)
+static inline void xiw_rx_unmap(struct xiw_rx *rx)
 {
 	if (rx->bv_mr)
 		xiw_mr_put(rx->bv_mr);
@@ -563,7 +563,8 @@ static int xiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
  * either form (see the top of this file). Returns true when the budget
  * ran out with the stream still readable: the caller kicks rx->work.
  */
-static bool xiw_rx_read(struct xiw_rx *rx, struct sock *sk)
+static __always_inline bool xiw_rx_read(struct xiw_rx *rx,
+					struct sock *sk)
 {
 	read_descriptor_t desc = { .arg.data = rx, .count = 1 };
 
