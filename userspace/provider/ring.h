@@ -91,25 +91,31 @@ constexpr std::size_t ring_bytes(std::uint32_t num, PageSize page) noexcept
  * SRQ, pollers on a CQ. The other side is the kernel, which needs no lock
  * with us: the slot protocol is enough.
  *
- * A plain pthread mutex rather than std::mutex, whose lock() reports
- * failure by throwing: the provider is built without exceptions, and a
- * default mutex that is initialised and not held recursively cannot fail.
- * Use with std::lock_guard.
+ * A spinlock, as rdma-core's providers use for their queues: it is held
+ * for a few dozen instructions (a slot copied in or out), and a poll loop
+ * takes it on every empty poll, where a pthread mutex's lock and unlock
+ * cost twice the poll itself (Documentation/performance.rst, thirty-third
+ * run). Not std::mutex, whose lock() reports failure by throwing: the
+ * provider is built without exceptions. pthread_spin_init() cannot fail
+ * on Linux for a process-private lock. Use with std::lock_guard.
  */
 class QueueLock {
 public:
-	QueueLock() noexcept = default;
-	~QueueLock() { pthread_mutex_destroy(&mutex_); }
+	QueueLock() noexcept
+	{
+		pthread_spin_init(&lock_, PTHREAD_PROCESS_PRIVATE);
+	}
+	~QueueLock() { pthread_spin_destroy(&lock_); }
 	QueueLock(const QueueLock &) = delete;
 	QueueLock &operator=(const QueueLock &) = delete;
 	QueueLock(QueueLock &&) = delete;
 	QueueLock &operator=(QueueLock &&) = delete;
 
-	void lock() noexcept { pthread_mutex_lock(&mutex_); }
-	void unlock() noexcept { pthread_mutex_unlock(&mutex_); }
+	void lock() noexcept { pthread_spin_lock(&lock_); }
+	void unlock() noexcept { pthread_spin_unlock(&lock_); }
 
 private:
-	pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;
+	pthread_spinlock_t lock_{};
 };
 
 namespace ring_detail {
