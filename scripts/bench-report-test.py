@@ -85,18 +85,40 @@ class Perftest(unittest.TestCase):
     def test_lat_typical(self):
         self.assertAlmostEqual(br.parse_perftest("lat", LAT), 269.62)
 
+    def test_lat_min(self):
+        self.assertAlmostEqual(br.parse_perftest("lat_min", LAT), 164.19)
+
+    def test_lat_min_needs_its_column(self):
+        with self.assertRaises(br.Invalid):
+            br.parse_perftest("lat_min", BW_GBIT)
+
     def test_lat_inf_is_invalid(self):
         with self.assertRaises(br.Invalid):
             br.parse_perftest("lat", LAT_INF)
 
     def test_no_result(self):
-        for kind in ("bw", "lat"):
+        for kind in ("bw", "lat", "lat_min"):
             with self.assertRaises(br.Invalid):
                 br.parse_perftest(kind, CM_FAIL)
 
     def test_wrong_kind(self):
         with self.assertRaises(br.Invalid):
             br.parse_perftest("lat", BW_GBIT)
+
+    def test_main_lat_min(self):
+        fd, path = tempfile.mkstemp()
+        with os.fdopen(fd, "w") as f:
+            f.write(LAT)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = br.main(["bench-report.py", "perftest", "lat_min", path])
+            rc_window = br.main(["bench-report.py", "perftest", "lat_min",
+                                 path, "2"])
+        os.unlink(path)
+        self.assertEqual(rc, 0)
+        self.assertEqual(out.getvalue().strip(), "164.19")
+        self.assertEqual(rc_window, 1)
+        self.assertIn("WINDOW", err.getvalue())
 
 
 class Iperf3(unittest.TestCase):

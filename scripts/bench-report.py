@@ -5,6 +5,8 @@
   bench-report.py perftest bw FILE [WINDOW]  print the bandwidth in Gb/s
   bench-report.py perftest rate FILE [WINDOW] print the message rate, Mop/s
   bench-report.py perftest lat FILE          print the latency in usec
+  bench-report.py perftest lat_min FILE      print the fastest round
+                                             trip's latency (t_min), usec
   bench-report.py iperf3 FILE                print iperf3's received Gb/s
   bench-report.py cmtime STEP FILE...        print cmtime's usec per
                                              connection for STEP (connect,
@@ -65,8 +67,8 @@ def header_tokens(line):
 
 
 def parse_perftest(kind, text, window=None):
-    """Gb/s (kind "bw"), millions of messages per second (kind "rate")
-    or typical latency in usec (kind "lat").
+    """Gb/s (kind "bw"), millions of messages per second (kind "rate"),
+    typical latency in usec (kind "lat") or the lowest (kind "lat_min").
 
     window: seconds a duration run sampled; the bandwidth is then computed
     from #bytes and #iterations instead of taken from perftest."""
@@ -84,6 +86,8 @@ def parse_perftest(kind, text, window=None):
                       ("BW_average[MB/sec]", MIB_PER_S_IN_GBIT))
         elif kind == "rate":
             wanted = (("MsgRate[Mpps]", 1.0),)
+        elif kind == "lat_min":
+            wanted = (("t_min[usec]", 1.0),)
         else:
             wanted = (("t_typical[usec]", 1.0), ("t_avg[usec]", 1.0))
         for name, scale in wanted:
@@ -308,6 +312,8 @@ def table(path, devices=None):
            "message rate (*_rate) in Mop/s, higher is better;",
            "latency (*_lat) in usec, lower is better: xiw/siw < 1 means xiw"
            " is faster (the /TCP columns apply to bandwidth only);",
+           "*_lat_min: the same runs' fastest round trip (perftest's"
+           " t_min), steadier than the typical one on a noisy host;",
            "connections (cm_*) in usec per connection (cmtime), lower is"
            " better;",
            "kernel memory (conn_*) in KiB per idle connection, both ends"
@@ -435,9 +441,10 @@ def ab(directory):
 def main(argv):
     try:
         if (len(argv) in (4, 5) and argv[1] == "perftest" and
-                argv[2] in ("bw", "rate", "lat")):
+                argv[2] in ("bw", "rate", "lat", "lat_min")):
             window = float(argv[4]) if len(argv) == 5 else None
-            if window is not None and (argv[2] == "lat" or window <= 0):
+            if window is not None and (argv[2].startswith("lat") or
+                                       window <= 0):
                 raise Invalid("WINDOW is for bandwidth and rate, in"
                               " seconds > 0")
             with open(argv[3], encoding="utf-8", errors="replace") as f:
