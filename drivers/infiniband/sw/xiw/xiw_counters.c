@@ -167,8 +167,9 @@ void xiw_count_term(struct xiw_qp *qp, bool sent, u8 layer_etype, u8 ecode)
 }
 
 /*
- * Every completion the driver generates, counted once, before it is
- * placed (a completion lost to a full CQ still counts). Receive
+ * Every failed completion the driver generates (xiw_cq_add() calls us
+ * for those only), counted once, before it is placed (a completion
+ * lost to a full CQ still counts). Receive
  * completions are the responder side, all others (Send, Write, Read,
  * Bind, local operations) the requester side. A flush is not counted as
  * an error: mlx5 keeps the two apart too.
@@ -180,8 +181,6 @@ void xiw_count_cqe(struct xiw_cq *cq, const struct xiw_cqe *cqe)
 	enum xiw_counter c;
 	struct xiw_qp *qp;
 
-	if (cqe->status == IB_WC_SUCCESS)
-		return;
 	if (cqe->status == IB_WC_WR_FLUSH_ERR)
 		c = resp ? XIW_CNT_RESP_CQE_FLUSH_ERROR :
 			   XIW_CNT_REQ_CQE_FLUSH_ERROR;

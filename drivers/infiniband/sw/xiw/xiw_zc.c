@@ -151,14 +151,14 @@ static unsigned int xiw_tx_route(struct sock *sk)
 /*
  * May TCP take the message's pages by reference? Its payload must come
  * from user MRs only (their pages are pinned pages, never slab memory;
- * kernel consumers' buffers may be), and be at least tx_zcopy_min long.
+ * kernel consumers' buffers may be); xiw_tx_ref_begin() let through only
+ * a message of at least tx_zcopy_min bytes.
  */
 static bool xiw_tx_by_ref_ok(const struct xiw_txmsg *m)
 {
 	u32 i;
 
-	if (m->src != XIW_SRC_SGE ||
-	    m->len < max_t(u32, READ_ONCE(xiw_tx_zcopy_min), 1))
+	if (m->src != XIW_SRC_SGE)
 		return false;
 	for (i = 0; i < m->nsge; i++)
 		if (m->mr[i] && m->mr[i]->type != XIW_MR_USER)
