@@ -629,7 +629,8 @@ void xiw_cm_qp_closing_now(struct xiw_conn *conn);
 void xiw_cm_conn_get(struct xiw_conn *conn);
 void xiw_cm_conn_put(struct xiw_conn *conn);
 
-/* xiw_mpa.c, and the MPA arithmetic every FPDU uses */
+/* xiw_mpa.c, after the MPA arithmetic every FPDU uses (inline) */
+
 /*
  * MPA-23 (RFC 5044 section 4.5): the largest ULPDU of an FPDU that fits
  * one segment of emss bytes; with markers, room for the most markers
