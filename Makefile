@@ -115,14 +115,16 @@ tcg-prof:
 lat-trace:
 	scripts/lat-trace.sh
 
-# The QEMU plugin tcg-prof loads, and the library it preloads into cmtime
-# (make check builds both).
+# The QEMU plugin tcg-prof loads, and the libraries it preloads into
+# cmtime and into perftest's latency clients (make check builds them).
 tcg-prof-plugin:
 	mkdir -p $(BUILD)
 	cc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
 		-o $(BUILD)/tbprof.so scripts/tcg-prof/tbprof.c -lpthread
 	cc -O2 -Wall -Wextra -Werror -shared -fPIC \
 		-o $(BUILD)/cmtime-steps.so scripts/tcg-prof/cmtime-steps.c -ldl
+	cc -O2 -Wall -Wextra -Werror -shared -fPIC \
+		-o $(BUILD)/lat-window.so scripts/tcg-prof/lat-window.c -ldl
 
 fuzz:
 	scripts/fuzz.sh

@@ -359,9 +359,9 @@ step "build: xiw.ko with W=1, no warnings" \
 	no_diagnostics "$logs/kbuild-w1.out" make module
 step "build: provider libxiw-rdmav34.so (-Werror)" make provider
 step "build: selftests" make selftests
-# make tcg-prof's QEMU plugin and the library it preloads into cmtime
-# (only compiled here).
-step "build: tcg-prof plugin and cmtime-steps.so (scripts/tcg-prof, -Werror)" \
+# make tcg-prof's QEMU plugin and the libraries it preloads into cmtime
+# and perftest (only compiled here).
+step "build: tcg-prof plugin and preload libraries (scripts/tcg-prof, -Werror)" \
 	make tcg-prof-plugin
 # The interoperability selftests need the in-tree siw, built out of tree.
 step "build: siw.ko (reference peer, scripts/siw-build.sh)" \

@@ -194,6 +194,74 @@ class Report(unittest.TestCase):
                 self.assertIn('\ncmtime\n', out)
                 self.assertNotIn('step', out)
 
+    def test_steady_window(self):
+        """from-* and to-* in the long run: (to - from) / (N2 - N1), and
+        nothing of the short run subtracted."""
+        self.all_snaps()
+        for dev, va in (('xiw0', 0xffffffffc0000000),
+                        ('siw0', 0xffffffffc0100000)):
+            for what, k in (('from', 0), ('to', 10)):
+                self.write('snap-%s-%s-ib_send_lat-20.tsv' % (what, dev),
+                           block(va, 50, 100 + 3 * k) +
+                           block(0xffffffff81001000, 10, 5 + k) +
+                           block(0x401000, 5, 1000 + 200 * k))
+        rc, out = self.run_report()
+        self.assertEqual(rc, 0)
+        parts = out.split('ib_send_lat, steady window, client doorbells'
+                          ' 10 to 20')
+        self.assertEqual(len(parts), 2)
+        rows = {l.split('  ')[1].strip(): l
+                for l in parts[1].splitlines()
+                if l.startswith('  ') and '  ' in l[2:]}
+        self.assertRegex(rows['work insns'], r'160\.0\s+160\.0\s+1\.00')
+        self.assertRegex(rows['driver'], r'150\.0\s+150\.0')
+        self.assertRegex(rows['user insns'], r'1000\s+1000')
+
+    def test_steady_window_incomplete(self):
+        self.all_snaps()
+        self.write('snap-from-xiw0-ib_send_lat-20.tsv', '')
+        self.write('snap-to-xiw0-ib_send_lat-20.tsv', '')
+        rc, out = self.run_report()
+        self.assertEqual(rc, 0)
+        self.assertNotIn('steady window', out)
+
+    MAPS = """\
+00400000-00410000 r-xp 00000000 00:10 1 /nonexistent/bin/ib_send_lat
+00410000-00420000 rw-p 00010000 00:10 1 /nonexistent/bin/ib_send_lat
+7f0000000000-7f0000010000 r-xp 00001000 00:10 2 /nonexistent/libxiw-test.so
+7f0000100000-7f0000110000 r-xp 00002000 00:10 3 /nonexistent/libsiw-test.so
+7f0000200000-7f0000210000 r-xp 00000000 00:10 4 /nonexistent/libc.so.6
+"""
+
+    def test_user_split_by_object(self):
+        """A provider block run 4 times per iteration is work; blocks run
+        100 times (the program's, one of the provider's) are polling."""
+        for dev, va in (('xiw0', 0x7f0000000100), ('siw0', 0x7f0000100100)):
+            for n in (10, 20):
+                self.snaps(dev, n, [], extra_noise=0)
+                name = 'snap-post-%s-ib_send_lat-%d.tsv' % (dev, n)
+                with open(os.path.join(self.d, name), 'a') as f:
+                    f.write(block(va, 30, 4 * n))
+                    f.write(block(va + 0x100, 10, 100 * n))
+                    f.write(block(0x7f0000200000, 7, n))
+            self.write('%s-ib_send_lat-20.maps' % dev, self.MAPS)
+        rc, out = self.run_report()
+        self.assertEqual(rc, 0)
+        rows = {l.split('  ')[2].strip(): l for l in out.splitlines()
+                if l.startswith('    ') and '  ' in l[4:]}
+        self.assertRegex(rows['provider'], r'120\.0\s+120\.0\s+1\.00')
+        self.assertRegex(rows['libc'], r'7\.0\s+7\.0')
+        self.assertRegex(rows['busy polling'], r'1500\.0\s+1500\.0')
+        self.assertRegex(rows['user work'], r'127\.0\s+127\.0')
+        self.assertIn('xiw0 provider functions', out)
+
+    def test_user_split_needs_both_maps(self):
+        self.all_snaps()
+        self.write('xiw0-ib_send_lat-20.maps', self.MAPS)
+        rc, out = self.run_report()
+        self.assertEqual(rc, 0)
+        self.assertNotIn('by object', out)
+
     def test_missing_done_fails(self):
         os.unlink(os.path.join(self.d, 'done'))
         rc, _ = self.run_report()

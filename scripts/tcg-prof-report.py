@@ -17,15 +17,34 @@ slow path for the other one to let go: under emulation they count time,
 not work). For cmtime, whose client asks for two more snapshots
 (mid-* and end-*, scripts/tcg-prof/cmtime-steps.c), the connect step
 (pre to mid) and the disconnect step (mid to end) are reported apart
-too. Exit status 1 if a snapshot is missing.
+too. For a latency program whose N2 run left the snapshots around its
+steady window (from-* and to-*, scripts/tcg-prof/lat-window.c), that
+window is reported too, per round trip, with nothing subtracted: no
+start-up, connection or exit in it. Exit status 1 if a snapshot is
+missing.
+
+User space: where the guest left DIR/DEV-PROG-N.maps (the server's
+/proc/PID/maps, address-space randomisation off, so that server and
+client map every object at the same address), user instructions are
+split by object (the provider, libibverbs, the program, libc, the rest)
+and the provider's functions named. A user block that ran more than
+BUSY times per iteration is counted as busy polling, apart from the work:
+in a latency program each end polls its CQ or buffer hundreds of times
+per round trip, for as long as the other end takes, and so the count
+grows with time, not with work; no block of the work itself runs that
+often in one round trip (a non-empty poll's share of the loop's blocks
+is counted with the polling, a few dozen instructions).
 """
 import bisect
 import collections
 import os
 import re
+import subprocess
 import sys
 
 KERNEL = 0xffff800000000000
+BUSY = 16   # runs per iteration above which a user block is polling
+HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = ('irq-enables', 'clis', 'locked')   # the plugin's columns 4-6
 NCOLS = 3 + len(KINDS)
 # perftest's clock calibration: syscalls and the clock they read
@@ -104,13 +123,13 @@ def window(d, syms, name, first='pre', last='post'):
     # per symbol: instructions, block runs, calls (runs of its first
     # block), then each of KINDS
     sums = collections.defaultdict(lambda: [0.0] * NCOLS)
-    user = 0
+    user = {}
     for (va, insns), v in post.items():
         runs = v[0] - pre.get((va, insns), [0])[0]
         if runs <= 0:
             continue
         if va < KERNEL:
-            user += runs * insns
+            user[(va, insns)] = runs
             continue
         sym, entry = syms.name(va)
         s = sums[sym]
@@ -131,7 +150,135 @@ def per_iteration(d, syms, dev, prog, n1, n2, first='pre', last='post'):
         x = b.get(sym, [0.0] * NCOLS)
         y = a.get(sym, [0.0] * NCOLS)
         out[sym] = [(p - q) / n for p, q in zip(x, y)]
-    return out, (ub - ua) / n
+    user = {k: (ub.get(k, 0) - ua.get(k, 0)) / n for k in set(ua) | set(ub)}
+    return out, user
+
+
+def steady(d, syms, dev, prog, n1, n2):
+    """The N2 run's window between its client's doorbells N1 and N2
+    (from-* and to-*, scripts/tcg-prof/lat-window.c), per round trip."""
+    a, ua = window(d, syms, '%s-%s-%d' % (dev, prog, n2), 'from', 'to')
+    n = n2 - n1
+    return ({sym: [x / n for x in v] for sym, v in a.items()},
+            {k: r / n for k, r in ua.items()})
+
+
+def has_window(d, prog, n2):
+    """Whether both devices' N2 runs of a latency program left the steady
+    window's snapshots; a note on stderr if one did and not the other."""
+    if prog == 'cmtime':
+        return False
+    have = [os.path.exists(os.path.join(d, 'snap-%s-%s-%s-%d.tsv' %
+                                        (w, dev, prog, n2)))
+            for w in ('from', 'to') for dev in ('xiw0', 'siw0')]
+    if any(have) and not all(have):
+        print('tcg-prof-report: %s: steady window incomplete, not'
+              ' reported' % prog, file=sys.stderr)
+    return all(have)
+
+
+class Maps:
+    """A process's executable mappings (/proc/PID/maps): which object a
+    user address is in, and the function, from the object's own symbols
+    where the file can be read here (the guest's root is this machine's;
+    what the guest installed into its overlay, the provider, is looked
+    for in build/userspace/)."""
+
+    def __init__(self, path):
+        self.ranges = []
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) < 5 or 'x' not in p[1]:
+                    continue
+                start, end = (int(x, 16) for x in p[0].split('-'))
+                name = p[5] if len(p) > 5 else '[anon]'
+                self.ranges.append((start, end, int(p[2], 16), name))
+        self.ranges.sort()
+        self.starts = [r[0] for r in self.ranges]
+        self.syms = {}
+
+    def find(self, va):
+        """(object path, offset in the file), or ('?', va)."""
+        i = bisect.bisect_right(self.starts, va) - 1
+        if i >= 0 and va < self.ranges[i][1]:
+            start, _, off, name = self.ranges[i]
+            return name, va - start + off
+        return '?', va
+
+    def function(self, name, off):
+        if name not in self.syms:
+            self.syms[name] = elf_functions(name)
+        addrs, names = self.syms[name]
+        i = bisect.bisect_right(addrs, off) - 1
+        return names[i] if i >= 0 else '+%#x' % off
+
+
+def elf_functions(path):
+    """A file's functions by file offset (its LOAD segments map offsets
+    to addresses), from nm; none if the file or nm is not there."""
+    local = os.path.join(os.path.dirname(HERE), 'build', 'userspace',
+                         os.path.basename(path))
+    if not os.path.exists(path):
+        path = local
+    try:
+        segs = []
+        ph = subprocess.run(['readelf', '-lW', path], capture_output=True,
+                            text=True, check=True).stdout
+        for line in ph.splitlines():
+            p = line.split()
+            if p and p[0] == 'LOAD':
+                segs.append((int(p[1], 16), int(p[2], 16), int(p[4], 16)))
+        syms = []
+        for opt in ([], ['-D']):
+            nm = subprocess.run(['nm', '-C', '--defined-only'] + opt +
+                                [path], capture_output=True, text=True)
+            for line in nm.stdout.splitlines():
+                p = line.split(None, 2)
+                if len(p) == 3 and p[1] in 'tTwWiu':
+                    syms.append((int(p[0], 16), p[2]))
+            if syms:
+                break
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return [], []
+    out = []
+    for va, name in syms:
+        for off, vaddr, size in segs:
+            if vaddr <= va < vaddr + size:
+                out.append((va - vaddr + off, name))
+                break
+    out.sort()
+    return [a for a, _ in out], [n for _, n in out]
+
+
+def user_kind(name, prog):
+    base = os.path.basename(name)
+    if base.startswith(('libxiw-', 'libsiw-')):
+        return 'provider'
+    if base.startswith('libibverbs'):
+        return 'libibverbs'
+    if base == prog:
+        return 'program'
+    if base.startswith('libc.so'):
+        return 'libc'
+    return 'other'
+
+
+def user_split(blocks, maps, prog):
+    """Per-iteration user instructions by kind of object (busy polling
+    apart), and the provider's by function."""
+    kinds = collections.Counter()
+    funcs = collections.Counter()
+    for (va, insns), runs in blocks.items():
+        if runs > BUSY:
+            kinds['busy polling'] += runs * insns
+            continue
+        name, off = maps.find(va)
+        kind = user_kind(name, prog)
+        kinds[kind] += runs * insns
+        if kind == 'provider':
+            funcs[maps.function(name, off)] += runs * insns
+    return kinds, funcs
 
 
 def totals(per):
@@ -175,6 +322,7 @@ def read_setup(path):
 
 
 STEPS = (('connect step', 'pre', 'mid'), ('disconnect step', 'mid', 'end'))
+WINDOW = 'steady window, client doorbells'
 
 
 def has_steps(d, prog, n1, n2):
@@ -192,10 +340,36 @@ def has_steps(d, prog, n1, n2):
     return all(have)
 
 
-def section(title, rx, rs, top):
+USER_KINDS = ('provider', 'libibverbs', 'program', 'libc', 'other',
+              'busy polling')
+
+
+def user_section(prog, ux, us, mx, ms, top):
+    """User instructions per iteration by object, and the providers'
+    functions, xiw0's beside siw0's."""
+    a, fa = user_split(ux, mx, prog)
+    b, fb = user_split(us, ms, prog)
+    print('  user, by object (polling: blocks run over %d times per'
+          ' iteration):' % BUSY)
+    for key in USER_KINDS:
+        ratio = '%.2f' % (a[key] / b[key]) if b[key] >= 0.5 else '-'
+        print('    %-24s %10.1f %10.1f %7s' % (key, a[key], b[key], ratio))
+    work = [sum(k[key] for key in USER_KINDS[:-1]) for k in (a, b)]
+    ratio = '%.2f' % (work[0] / work[1]) if work[1] >= 0.5 else '-'
+    print('    %-24s %10.1f %10.1f %7s' % ('user work', work[0], work[1],
+                                          ratio))
+    for dev, f in (('xiw0', fa), ('siw0', fb)):
+        print('  %s provider functions (instructions):' % dev)
+        for name, n in f.most_common(top // 3):
+            print('    %-56s %8.1f' % (name[:56], n))
+
+
+def section(title, rx, rs, top, maps=None):
     """One table: xiw0's and siw0's per-iteration counts side by side."""
-    tx, ux = rx
-    ts, us = rs
+    tx, ubx = rx
+    ts, ubs = rs
+    ux = sum(k[1] * r for k, r in ubx.items())
+    us = sum(k[1] * r for k, r in ubs.items())
     a, b = totals(tx), totals(ts)
     a['driver'] = a['driver [xiw]']
     b['driver'] = b['driver [siw]']
@@ -208,6 +382,8 @@ def section(title, rx, rs, top):
         print('  %-26s %10.1f %10.1f %7s' % (key, a[key], b[key], ratio))
     print('  %-26s %10.0f %10.0f   (busy polling: grows with time)' %
           ('user insns', ux, us))
+    if maps:
+        user_section(title.split(',')[0], ubx, ubs, maps[0], maps[1], top)
     syms = [s for s in set(tx) | set(ts)
             if group(s) not in NOT_WORK]
     syms.sort(key=lambda s: -abs(tx.get(s, [0])[0] - ts.get(s, [0])[0]))
@@ -233,6 +409,9 @@ def main_args(args):
         res = {(dev, p, ''): per_iteration(d, syms, dev, p, n1, n2)
                for p in progs for dev in ('xiw0', 'siw0')}
         for p in progs:
+            if has_window(d, p, n2):
+                for dev in ('xiw0', 'siw0'):
+                    res[(dev, p, WINDOW)] = steady(d, syms, dev, p, n1, n2)
             if not has_steps(d, p, n1, n2):
                 continue
             for title, first, last in STEPS:
@@ -251,7 +430,20 @@ def main_args(args):
         print('MPA CRC on at both ends (siw0 from the build that requires'
               ' it).')
     for p in progs:
-        section(p, res[('xiw0', p, '')], res[('siw0', p, '')], top)
+        paths = [os.path.join(d, '%s-%s-%d.maps' % (dev, p, n2))
+                 for dev in ('xiw0', 'siw0')]
+        maps = None
+        if all(os.path.exists(m) for m in paths):
+            try:
+                maps = [Maps(m) for m in paths]
+            except (OSError, ValueError) as e:
+                print('tcg-prof-report: %s' % e, file=sys.stderr)
+                return 1
+        section(p, res[('xiw0', p, '')], res[('siw0', p, '')], top, maps)
+        if ('xiw0', p, WINDOW) in res:
+            section('%s, %s %d to %d' % (p, WINDOW, n1, n2),
+                    res[('xiw0', p, WINDOW)], res[('siw0', p, WINDOW)], top,
+                    maps)
         for title, _, _ in STEPS:
             if ('xiw0', p, title) in res:
                 section('%s, %s' % (p, title), res[('xiw0', p, title)],

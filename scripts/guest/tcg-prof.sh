@@ -26,7 +26,14 @@
 # cmtime client runs with build/cmtime-steps.so preloaded (make
 # tcg-prof-plugin; scripts/tcg-prof/cmtime-steps.c), which makes its
 # polling sleep and asks for two snapshots more, mid-* and end-*, around
-# its disconnect step.
+# its disconnect step. A latency program's server and client run with
+# build/lat-window.so preloaded (scripts/tcg-prof/lat-window.c); in the
+# N2 run the client asks for snapshots from-* and to-* just before its
+# doorbells N1 and N2: N2 - N1 steady round trips of one run, without
+# the start-up and exit the subtraction leaves as noise. Address-space
+# randomisation is off and both ends load the same objects, so that both
+# map each at the same address; OUTDIR/DEV-PROG-N.maps keeps the
+# server's mappings, for the host to name the user-space code too.
 set -u
 . "$(dirname "$0")/../lib.sh"
 xiw_guest_only tcg-prof.sh scripts/tcg-prof.sh
@@ -47,8 +54,10 @@ if [ "$crc" = 1 ]; then
 else
 	xiw_guest_xiw_siw || die "setting up xiw0 and siw0 failed (above)"
 fi
-# Addresses of the kernel's and the modules' functions, for the host.
+# Addresses of the kernel's and the modules' functions, for the host;
+# user space at the same addresses in every process of one program.
 echo 0 > /proc/sys/kernel/kptr_restrict
+echo 0 > /proc/sys/kernel/randomize_va_space || die "randomize_va_space"
 cp /proc/kallsyms "$out/kallsyms" || die "kallsyms"
 
 # Ask the plugin (on the host, watching this share) for a snapshot NAME
@@ -102,14 +111,29 @@ measure() {	# measure PROG DEV N
 				return 0
 			fi
 		else
-			timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
-				"${qa[@]}" > "$base.server" 2>&1 &
+			# Both ends preload the window's library, so that
+			# both map every object at the same address.
+			LD_PRELOAD=$window timeout 300 "$t" -d "$dev" -R -F \
+				-s "$size" -n "$n" "${qa[@]}" \
+				> "$base.server" 2>&1 &
 			sp=$!
 			xiw_wait_listen 18515 "$sp"
-			if timeout 300 "$t" -d "$dev" -R -F -s "$size" -n "$n" \
-				"${qa[@]}" "${addr[$dev]}" > "$base.client" 2>&1 &&
-				wait "$sp"; then
+			cat "/proc/$(pgrep -o -P "$sp")/maps" > "$base.maps" ||
+				echo "tcg-prof: no maps of $t's server"
+			rm -f "$out/snap-from-$dev-$t-$n.tsv" \
+				"$out/snap-to-$dev-$t-$n.tsv"
+			win=()
+			[ "$n" = "$n2" ] && win=(TCG_PROF_DIR="$out"
+				TCG_PROF_SNAP="$dev-$t-$n"
+				TCG_PROF_FROM="$n1" TCG_PROF_TO="$n2")
+			if env LD_PRELOAD="$window" "${win[@]}" timeout 300 \
+				"$t" -d "$dev" -R -F -s "$size" -n "$n" \
+				"${qa[@]}" "${addr[$dev]}" \
+				> "$base.client" 2>&1 && wait "$sp"; then
 				snap "post-$dev-$t-$n"
+				[ "$n" != "$n2" ] ||
+					[ -e "$out/snap-to-$dev-$t-$n.tsv" ] ||
+					echo "tcg-prof: $t on $dev: no steady window (fewer than $n2 doorbells)"
 				return 0
 			fi
 		fi
@@ -123,7 +147,8 @@ measure() {	# measure PROG DEV N
 }
 
 declare -A addr=([xiw0]=10.99.0.1 [siw0]=10.99.1.1)
-steps=$XIW_REPO/build/cmtime-steps.so
+steps=$XIW_REPO/build/cmtime-steps.so window=$XIW_REPO/build/lat-window.so
+[ -e "$window" ] || die "$window missing (make tcg-prof-plugin)"
 case " $tests " in
 *" cmtime "*)
 	[ -e "$steps" ] || die "$steps missing (make tcg-prof-plugin)" ;;

@@ -23,10 +23,11 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "snapshot.h"
 
 struct rdma_cm_id;
 
@@ -36,36 +37,6 @@ int sched_yield(void)
 
 	nanosleep(&ts, NULL);
 	return 0;
-}
-
-/* Ask for snapshot WHAT-TAG and wait (up to a minute) until it is written. */
-static void ask_snapshot(const char *what)
-{
-	const char *tag = getenv("TCG_PROF_SNAP");
-	const char *dir = getenv("TCG_PROF_DIR");
-	char name[256], path[4096], req[4096];
-	FILE *f;
-	int i;
-
-	if (!tag || !dir)
-		return;
-	snprintf(name, sizeof(name), "%s-%s", what, tag);
-	snprintf(path, sizeof(path), "%s/snap-%s.tsv", dir, name);
-	snprintf(req, sizeof(req), "%s/snap", dir);
-	unlink(path);
-	f = fopen(req, "w");
-	if (!f) {
-		perror("cmtime-steps: snapshot request");
-		return;
-	}
-	fprintf(f, "%s\n", name);
-	fclose(f);
-	for (i = 0; i < 600 && access(path, F_OK); i++)
-		usleep(100000);
-	if (i == 600)
-		fprintf(stderr, "cmtime-steps: no snapshot %s\n", name);
-	/* The guest removes the request, not the host (see tbprof.c). */
-	unlink(req);
 }
 
 static int disconnecting;
@@ -81,7 +52,7 @@ int rdma_disconnect(struct rdma_cm_id *id)
 		abort();
 	if (!disconnecting) {
 		disconnecting = 1;
-		ask_snapshot("mid");
+		ask_snapshot("cmtime-steps", "mid");
 	}
 	return next(id);
 }
@@ -99,7 +70,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	if (disconnecting && !ended && getenv("TCG_PROF_SNAP")) {
 		ended = 1;
 		sleep(1);
-		ask_snapshot("end");
+		ask_snapshot("cmtime-steps", "end");
 	}
 	return next(id);
 }
