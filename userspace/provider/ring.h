@@ -160,17 +160,41 @@ public:
 	 */
 	bool push(const Slot &content, std::uint32_t flags_word) noexcept
 	{
-		Slot &slot = next();
+		Slot *slot = claim();
 
-		if ((flags(slot).load(std::memory_order_acquire) &
-		     XIW_SLOT_VALID) != 0) {
+		if (slot == nullptr) {
 			return false;
 		}
-		ring_detail::copy_body(slot, content);
-		flags(slot).store(flags_word | XIW_SLOT_VALID,
-				  std::memory_order_release);
-		++index_;
+		ring_detail::copy_body(*slot, content);
+		publish(flags_word);
 		return true;
+	}
+
+	/*
+	 * The next slot, for the caller to fill in place, or null if it is
+	 * still the consumer's. The consumer reads nothing of a slot, its
+	 * flags word included, until XIW_SLOT_VALID is set there, so the
+	 * caller may write any of it, the flags word too as long as it
+	 * leaves XIW_SLOT_VALID clear. publish() then hands it over; a slot
+	 * claimed and not published stays the producer's, and the next
+	 * claim() returns it again.
+	 */
+	[[nodiscard]] Slot *claim() const noexcept
+	{
+		Slot &slot = next();
+
+		return (flags(slot).load(std::memory_order_acquire) &
+			XIW_SLOT_VALID) != 0 ?
+			       nullptr :
+			       &slot;
+	}
+
+	/* Hands over the slot claim() returned, with flags_word. */
+	void publish(std::uint32_t flags_word) noexcept
+	{
+		flags(next()).store(flags_word | XIW_SLOT_VALID,
+				    std::memory_order_release);
+		++index_;
 	}
 
 	/*

@@ -199,7 +199,8 @@ const SendOpcode *begin(const WrHead &head, const SendLimits &limits,
 {
 	const SendOpcode *op = find_opcode(&SendOpcode::verb, head.opcode);
 
-	sqe = xiw_sqe{};
+	/* The fixed part only: the data is written as it is given. */
+	std::memset(&sqe, 0, offsetof(xiw_sqe, sge));
 	if (op == nullptr) {
 		return nullptr;
 	}
@@ -257,7 +258,10 @@ int set_sqe_bind(const ibv_mw *mw, std::uint32_t rkey,
 int begin_sqe(const WrHead &head, const SendLimits &limits,
 	      xiw_sqe &sqe) noexcept
 {
-	return begin(head, limits, sqe) != nullptr ? 0 : EINVAL;
+	const SendOpcode *op = begin(head, limits, sqe);
+
+	std::fill(std::begin(sqe.sge), std::end(sqe.sge), xiw_sge{});
+	return op != nullptr ? 0 : EINVAL;
 }
 
 int set_sqe_sges(std::span<const ibv_sge> sges, const SendLimits &limits,
@@ -343,7 +347,7 @@ int build_rqe(const ibv_recv_wr &wr, std::uint32_t max_sge,
 	}
 	const std::span<const ibv_sge> sges = sges_of(wr.sg_list, wr.num_sge);
 
-	rqe = xiw_rqe{};
+	std::memset(&rqe, 0, offsetof(xiw_rqe, sge));
 	rqe.wr_id = wr.wr_id;
 	rqe.num_sge = static_cast<std::uint8_t>(sges.size());
 	copy_sges(sges, std::span(rqe.sge));
@@ -375,15 +379,25 @@ int push_send_chain(RingProducer<xiw_sqe> &sq, const SendLimits &limits,
 {
 	posted = 0;
 	for (; wr != nullptr; wr = wr->next) {
-		xiw_sqe sqe{};
-		const int err = build_sqe(*wr, limits, sqe);
+		/*
+		 * Built in place: build_sqe() writes what the kernel reads of
+		 * the slot and nothing more, and leaves XIW_SLOT_VALID clear.
+		 * A request it refuses leaves the slot unpublished.
+		 */
+		xiw_sqe *sqe = sq.claim();
+
+		if (sqe == nullptr) {
+			xiw_sqe unused{}; /* a refused request's EINVAL first */
+			const int err = build_sqe(*wr, limits, unused);
+
+			return err != 0 ? err : ENOMEM;
+		}
+		const int err = build_sqe(*wr, limits, *sqe);
 
 		if (err != 0) {
 			return err;
 		}
-		if (!sq.push(sqe, sqe.flags)) {
-			return ENOMEM;
-		}
+		sq.publish(sqe->flags);
 		++posted;
 	}
 	return 0;
@@ -394,15 +408,20 @@ int push_recv_chain(RingProducer<xiw_rqe> &rq, std::uint32_t max_sge,
 {
 	posted = 0;
 	for (; wr != nullptr; wr = wr->next) {
-		xiw_rqe rqe{};
-		const int err = build_rqe(*wr, max_sge, rqe);
+		xiw_rqe *rqe = rq.claim(); /* in place, as in push_send_chain() */
+
+		if (rqe == nullptr) {
+			xiw_rqe unused{};
+			const int err = build_rqe(*wr, max_sge, unused);
+
+			return err != 0 ? err : ENOMEM;
+		}
+		const int err = build_rqe(*wr, max_sge, *rqe);
 
 		if (err != 0) {
 			return err;
 		}
-		if (!rq.push(rqe, rqe.flags)) {
-			return ENOMEM;
-		}
+		rq.publish(rqe->flags);
 		++posted;
 	}
 	return 0;

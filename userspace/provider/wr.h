@@ -33,8 +33,10 @@ struct SendLimits {
 };
 
 /*
- * Fills sqe (all of it, flags without XIW_SLOT_VALID) from a send work
- * request. Returns 0, or EINVAL if xiw cannot carry the request: an opcode
+ * Fills sqe from a send work request: its fixed part (flags without
+ * XIW_SLOT_VALID), then the SGEs num_sge counts or the inline_len bytes
+ * of inline data, which is all the kernel reads of a slot; the rest of
+ * sge[] keeps what it held (push_send_chain() builds in the ring). Returns 0, or EINVAL if xiw cannot carry the request: an opcode
  * other than SEND, SEND_WITH_INV, RDMA_WRITE, RDMA_WRITE_WITH_IMM,
  * RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, LOCAL_INV and
  * BIND_MW, more SGEs than limits allow, an atomic without exactly one
@@ -82,7 +84,8 @@ int set_sqe_inline(std::span<const ibv_data_buf> bufs,
 		   const SendLimits &limits, xiw_sqe &sqe) noexcept;
 
 /*
- * Fills rqe (all of it, flags 0) from a receive work request. Returns 0, or
+ * Fills rqe's fixed part (flags 0) and the num_sge SGEs it counts from a
+ * receive work request; the rest of sge[] keeps what it held. Returns 0, or
  * EINVAL if it has more than max_sge SGEs.
  */
 int build_rqe(const ibv_recv_wr &wr, std::uint32_t max_sge,

@@ -427,6 +427,34 @@ TEST_F(DataPath, PostSendReportsAFullSqWithEnomem)
 	EXPECT_EQ(sq().slot<xiw_sqe>(0).wr_id, num);
 }
 
+TEST_F(DataPath, PostSendOnAFullSqRefusesABadRequestFirst)
+{
+	const std::uint32_t num = sq().num();
+	for (std::uint32_t i = 0; i < num; ++i) {
+		ASSERT_EQ(post_one(send_wr(i)), 0) << i;
+	}
+	EXPECT_EQ(post_one(send_wr(num, IBV_WR_TSO)), EINVAL);
+	EXPECT_EQ(post_one(send_wr(num)), ENOMEM);
+	EXPECT_EQ(sq().slot<xiw_sqe>(0).wr_id, 0U)
+		<< "a valid slot was overwritten";
+}
+
+TEST_F(DataPath, PostSendRefusedLeavesItsSlotUnpublished)
+{
+	std::array<ibv_sge, 3> sges{};
+	ibv_send_wr wide = send_wr(1, IBV_WR_SEND, IBV_SEND_SIGNALED);
+	wide.sg_list = sges.data();
+	wide.num_sge = static_cast<int>(sges.size()) + 8; /* over max_sge */
+
+	EXPECT_EQ(post_one(wide), EINVAL);
+	EXPECT_EQ(sq().flags<xiw_sqe>(0) & XIW_SLOT_VALID, 0U);
+	EXPECT_TRUE(kernel.doorbells.empty());
+	/* The next request takes the slot. */
+	EXPECT_EQ(post_one(send_wr(2)), 0);
+	EXPECT_EQ(sq().flags<xiw_sqe>(0), XIW_SLOT_VALID);
+	EXPECT_EQ(sq().slot<xiw_sqe>(0).wr_id, 2U);
+}
+
 TEST_F(DataPath, PostSendRefusesAQpNotReadyToSend)
 {
 	for (const ibv_qp_state state :
@@ -605,6 +633,9 @@ TEST_F(DataPath, PostRecvRefusesResetTooManySgesAndAFullRq)
 	bad = nullptr;
 	EXPECT_EQ(ibv_post_recv(qp_, &wr, &bad), ENOMEM);
 	EXPECT_EQ(bad, &wr);
+	/* A request refused either way is refused for what it is. */
+	EXPECT_EQ(ibv_post_recv(qp_, &wide, &bad), EINVAL);
+	EXPECT_EQ(bad, &wide);
 }
 
 TEST_F(DataPath, PostRecvInTheErrorStateRingsTheReceiveDoorbell)

@@ -162,6 +162,33 @@ TEST(Ring, RefusesToOverwriteASlotTheConsumerHolds)
 	EXPECT_TRUE(ring.producer.full());
 }
 
+TEST(Ring, ClaimedSlotsStayTheProducersUntilPublished)
+{
+	constexpr std::uint32_t kNum = 2;
+	Ring ring(kNum);
+	TestSlot out{};
+
+	TestSlot *slot = ring.producer.claim();
+	ASSERT_EQ(slot, ring.slots.data());
+	*slot = entry(4, 40);
+	slot->flags = 0x3; /* without XIW_SLOT_VALID: still the producer's */
+	EXPECT_FALSE(ring.consumer.pop(out));
+	/* Not published: the same slot again, the index unmoved. */
+	EXPECT_EQ(ring.producer.claim(), ring.slots.data());
+	EXPECT_EQ(ring.producer.index(), 0U);
+
+	ring.producer.publish(0x3);
+	EXPECT_EQ(ring.producer.index(), 1U);
+	ASSERT_TRUE(ring.consumer.pop(out));
+	EXPECT_EQ(out.flags, XIW_SLOT_VALID | 0x3);
+	EXPECT_EQ(out.seq, 40U);
+	EXPECT_EQ(out.check, check_of(4, 40));
+
+	ASSERT_TRUE(ring.producer.push(entry(0, 1), 0));
+	ASSERT_TRUE(ring.producer.push(entry(0, 2), 0));
+	EXPECT_EQ(ring.producer.claim(), nullptr) << "a full ring";
+}
+
 TEST(Ring, StagedSlotsStayTheProducersUntilPublished)
 {
 	constexpr std::uint32_t kNum = 8;

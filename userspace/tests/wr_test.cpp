@@ -5,6 +5,7 @@
  */
 #include <array>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <endian.h>
@@ -52,16 +53,31 @@ TEST(BuildSqe, FillsASend)
 				       IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
 					       IBV_SEND_FENCE);
 	xiw_sqe sqe{};
-	std::memset(&sqe, 0xff, sizeof(sqe)); /* all of it is written */
+	/* What the kernel reads is written; the rest is left as it was. */
+	std::memset(&sqe, 0xff, sizeof(sqe));
 
 	ASSERT_EQ(xiw::build_sqe(wr, kLimits, sqe), 0);
 	xiw_sqe expected{};
+	std::memset(&expected, 0xff, sizeof(expected));
+	std::memset(&expected, 0, offsetof(xiw_sqe, sge));
 	expected.flags = XIW_WQE_SIGNALED | XIW_WQE_SOLICITED | XIW_WQE_FENCE;
 	expected.opcode = IB_UVERBS_WR_SEND;
 	expected.num_sge = 2;
 	expected.wr_id = 0x1122334455667788ULL;
 	expected.sge[0] = {0x1000, 10, 0xaa};
 	expected.sge[1] = {0x2000, 20, 0xbb};
+	EXPECT_EQ(std::memcmp(&sqe, &expected, sizeof(sqe)), 0);
+}
+
+TEST(BeginSqe, ClearsTheWholeSlot)
+{
+	xiw_sqe sqe{};
+	std::memset(&sqe, 0xff, sizeof(sqe));
+
+	ASSERT_EQ(xiw::begin_sqe({IBV_WR_SEND, 5, 0}, kLimits, sqe), 0);
+	xiw_sqe expected{};
+	expected.opcode = IB_UVERBS_WR_SEND;
+	expected.wr_id = 5;
 	EXPECT_EQ(std::memcmp(&sqe, &expected, sizeof(sqe)), 0);
 }
 
@@ -349,6 +365,8 @@ TEST(BuildRqe, FillsAnRqe)
 
 	ASSERT_EQ(xiw::build_rqe(wr, 3, rqe), 0);
 	xiw_rqe expected{};
+	std::memset(&expected, 0xff, sizeof(expected));
+	std::memset(&expected, 0, offsetof(xiw_rqe, sge));
 	expected.num_sge = 3;
 	expected.wr_id = 77;
 	expected.sge[0] = {1, 2, 3};
