@@ -124,6 +124,44 @@ class Report(unittest.TestCase):
         total = [l for l in text.splitlines() if 'total' in l][0]
         self.assertTrue(total.rstrip().endswith('+3.0'), total)
 
+    def two_speeds(self, drv, n, xmit, slow_every):
+        """Like ping_pong, but every slow_every-th message (0: none) in
+        the host's slow state: every segment twice as long."""
+        lines, t = [], 1000.0
+        for i in range(n):
+            k = 2 if slow_every and i % slow_every == 0 else 1
+            got, t = send_trip(100 + i % 2, t, 2 * k, xmit * k, 6 * k,
+                               8 * k, 4 * k, drv)
+            lines += got
+            t += 3 * k
+        return lines
+
+    def test_fast_state_table(self):
+        """siw's messages half in the slow state: the main table mixes
+        them, the fast-state table compares like with like."""
+        self.write('trace-ib_send_lat-xiw0-1.txt',
+                   self.two_speeds('xiw', 80, 14, 0))
+        self.write('trace-ib_send_lat-siw0-1.txt',
+                   self.two_speeds('siw', 80, 11, 2))
+        _, text = self.run_report()
+        head, fast = text.split('messages whose TCP segments took at most')
+        post = [l for l in head.splitlines() if 'post > xmit' in l][0]
+        self.assertFalse(post.rstrip().endswith('+3.0'), post)
+        self.assertTrue(fast.startswith(' 14.0 us'), fast)
+        post = [l for l in fast.splitlines() if 'post > xmit' in l][0]
+        self.assertRegex(post, r'11\.00\s+14\.00\s+\+3\.00$')
+        total = [l for l in fast.splitlines() if 'total' in l][0]
+        self.assertTrue(total.rstrip().endswith('+3.00'), total)
+
+    def test_fast_state_needs_messages_of_both(self):
+        self.write('trace-ib_send_lat-xiw0-1.txt',
+                   self.two_speeds('xiw', 80, 14, 0))
+        self.write('trace-ib_send_lat-siw0-1.txt',
+                   self.two_speeds('siw', 80, 11, 1))
+        _, text = self.run_report()
+        self.assertNotIn('took at most', text)
+        self.assertIn('too few messages in the fast state', text)
+
     def test_read_chain_ends_at_own_next(self):
         lines, t = [], 1000.0
         for i in range(20):

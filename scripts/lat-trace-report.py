@@ -24,6 +24,15 @@ microseconds; the mean of many resolves finer, and leaves out the
 stalls of a descheduled vCPU), in microseconds, and xiw's minus siw's
 mean.
 
+This host runs a guest at two speeds, a round trip near 21 to 27 us or
+near 40 to 60 (performance.rst, twentieth and thirty-third runs), and
+whichever device's rounds fall in the slow one look slower in every
+segment. So for each program run on both devices a second table keeps
+only the messages whose TCP segments (xmit > rcv, rcv > ready: the same
+code under both drivers) took together at most the lower quartile of
+both devices' messages pooled, and gives their middle means: the two
+devices compared in the same state of the host.
+
   python3 scripts/lat-trace-report.py DIR
 """
 import collections
@@ -116,6 +125,26 @@ def segments(ev, chain, same):
     return out
 
 
+# The pooled quantile of the TCP segments' sum a message may take to be
+# counted in the fast-state table, and the fewest messages per device
+# that table needs.
+FAST_QUANTILE = 0.25
+FAST_MIN = 20
+TCP_SEGMENTS = ('xmit > rcv', 'rcv > ready')
+
+
+def fast_rows(rows_by_dev, labels):
+    """The rows (per device) whose TCP segments' sum is at most the lower
+    quartile of all devices' rows pooled, and that bound."""
+    idx = [i for i, l in enumerate(labels) if l in TCP_SEGMENTS]
+    tcp = {dv: [sum(r[i] for i in idx) for r in rows]
+           for dv, rows in rows_by_dev.items()}
+    pooled = sorted(x for xs in tcp.values() for x in xs)
+    bound = pooled[int(len(pooled) * FAST_QUANTILE)]
+    return ({dv: [r for r, t in zip(rows_by_dev[dv], tcp[dv]) if t <= bound]
+             for dv in rows_by_dev}, bound)
+
+
 def mid_mean(xs):
     """Mean of the middle 80 per cent."""
     xs = sorted(xs)
@@ -161,8 +190,31 @@ def report(d, out=sys.stdout):
             if 'xiw0' in mm and 'siw0' in mm:
                 line += '%+11.1f' % (mm['xiw0'] - mm['siw0'])
             print(line, file=out)
+        if {'xiw0', 'siw0'} <= set(devs):
+            fast_table(prog, {dv: runs[(prog, dv)] for dv in devs}, labels,
+                       out)
         print(file=out)
     return len(runs)
+
+
+def fast_table(prog, rows_by_dev, labels, out):
+    """The middle means over the messages of the host's fast state."""
+    fast, bound = fast_rows(rows_by_dev, labels)
+    devs = sorted(fast)
+    if any(len(fast[dv]) < FAST_MIN for dv in devs):
+        print('  (too few messages in the fast state to compare: %s)' %
+              ', '.join('%s %d' % (dv, len(fast[dv])) for dv in devs),
+              file=out)
+        return
+    print('  %s, messages whose TCP segments took at most %.1f us'
+          ' (middle mean; n = %s)' % (
+              prog, bound, ', '.join('%s %d' % (dv, len(fast[dv]))
+                                     for dv in devs)), file=out)
+    for i, label in enumerate(labels):
+        mm = {dv: mid_mean([r[i] for r in fast[dv]]) for dv in devs}
+        print('  %-16s' % label +
+              ''.join('%14.2f' % mm[dv] for dv in devs) +
+              '%+11.2f' % (mm['xiw0'] - mm['siw0']), file=out)
 
 
 def main():
