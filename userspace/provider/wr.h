@@ -36,7 +36,8 @@ struct SendLimits {
  * Fills sqe from a send work request: its fixed part (flags without
  * XIW_SLOT_VALID), then the SGEs num_sge counts or the inline_len bytes
  * of inline data, which is all the kernel reads of a slot; the rest of
- * sge[] keeps what it held (push_send_chain() builds in the ring). Returns 0, or EINVAL if xiw cannot carry the request: an opcode
+ * sge[] keeps what it held (push_send_chain() builds in the ring).
+ * Returns 0, or EINVAL if xiw cannot carry the request: an opcode
  * other than SEND, SEND_WITH_INV, RDMA_WRITE, RDMA_WRITE_WITH_IMM,
  * RDMA_READ, ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, LOCAL_INV and
  * BIND_MW, more SGEs than limits allow, an atomic without exactly one
