@@ -262,6 +262,14 @@ class Report(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertNotIn('by object', out)
 
+    def test_bad_maps_fails(self):
+        self.all_snaps()
+        for dev in ('xiw0', 'siw0'):
+            self.write('%s-ib_send_lat-20.maps' % dev,
+                       'zz-10 r-xp 0 00:10 1 /nonexistent/x\n')
+        rc, _ = self.run_report()
+        self.assertEqual(rc, 1)
+
     def test_missing_done_fails(self):
         os.unlink(os.path.join(self.d, 'done'))
         rc, _ = self.run_report()

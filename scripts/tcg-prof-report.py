@@ -163,18 +163,24 @@ def steady(d, syms, dev, prog, n1, n2):
             {k: r / n for k, r in ua.items()})
 
 
+def snapshots_present(d, prog, whats, runs, what_for):
+    """Whether both devices' runs of prog (iteration counts runs) left a
+    snapshot for each of whats; a note on stderr if some did and not
+    others."""
+    have = [os.path.exists(os.path.join(d, 'snap-%s-%s-%s-%d.tsv' %
+                                        (w, dev, prog, n)))
+            for w in whats for dev in ('xiw0', 'siw0') for n in runs]
+    if any(have) and not all(have):
+        print('tcg-prof-report: %s: %s incomplete, not reported' %
+              (prog, what_for), file=sys.stderr)
+    return all(have)
+
+
 def has_window(d, prog, n2):
     """Whether both devices' N2 runs of a latency program left the steady
-    window's snapshots; a note on stderr if one did and not the other."""
-    if prog == 'cmtime':
-        return False
-    have = [os.path.exists(os.path.join(d, 'snap-%s-%s-%s-%d.tsv' %
-                                        (w, dev, prog, n2)))
-            for w in ('from', 'to') for dev in ('xiw0', 'siw0')]
-    if any(have) and not all(have):
-        print('tcg-prof-report: %s: steady window incomplete, not'
-              ' reported' % prog, file=sys.stderr)
-    return all(have)
+    window's snapshots."""
+    return prog != 'cmtime' and snapshots_present(
+        d, prog, ('from', 'to'), (n2,), 'steady window')
 
 
 class Maps:
@@ -326,18 +332,9 @@ WINDOW = 'steady window, client doorbells'
 
 
 def has_steps(d, prog, n1, n2):
-    """Whether cmtime's client left the snapshots around its steps; a
-    note on stderr if it left some and not others."""
-    if prog != 'cmtime':
-        return False
-    have = [os.path.exists(os.path.join(d, 'snap-%s-%s-%s-%d.tsv' %
-                                        (w, dev, prog, n)))
-            for w in ('mid', 'end') for dev in ('xiw0', 'siw0')
-            for n in (n1, n2)]
-    if any(have) and not all(have):
-        print('tcg-prof-report: cmtime: step snapshots incomplete, steps'
-              ' not reported', file=sys.stderr)
-    return all(have)
+    """Whether cmtime's client left the snapshots around its steps."""
+    return prog == 'cmtime' and snapshots_present(
+        d, prog, ('mid', 'end'), (n1, n2), 'step snapshots')
 
 
 USER_KINDS = ('provider', 'libibverbs', 'program', 'libc', 'other',
